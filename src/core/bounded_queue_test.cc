@@ -1,0 +1,42 @@
+#include "core/bounded_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace faucet {
+namespace {
+
+TEST(BoundedQueue, PushBlocksWhileOverBudget) {
+  BoundedQueue<int> q(10);
+  ASSERT_TRUE(q.Push(1, 8));
+  std::atomic<bool> pushed{false};
+  std::thread t([&] {
+    q.Push(2, 8);
+    pushed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(pushed.load());
+  EXPECT_EQ(q.Pop(), 1);
+  t.join();
+  EXPECT_TRUE(pushed.load());
+  EXPECT_EQ(q.Pop(), 2);
+}
+
+TEST(BoundedQueue, OversizedItemGoesInWhenEmpty) {
+  BoundedQueue<int> q(10);
+  EXPECT_TRUE(q.Push(1, 100));
+  EXPECT_EQ(q.Pop(), 1);
+}
+
+TEST(BoundedQueue, CloseDrainsThenEnds) {
+  BoundedQueue<int> q(10);
+  ASSERT_TRUE(q.Push(1, 1));
+  q.Close();
+  EXPECT_FALSE(q.Push(2, 1));
+  EXPECT_EQ(q.Pop(), 1);
+  EXPECT_EQ(q.Pop(), std::nullopt);
+}
+
+}  // namespace
+}  // namespace faucet

@@ -1,0 +1,34 @@
+#include "core/change.h"
+
+namespace faucet {
+
+int Relation::FindColumn(const std::string& column_name) const {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == column_name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+char ChangeOpCode(ChangeOp op) {
+  switch (op) {
+    case ChangeOp::kInsert: return 'c';
+    case ChangeOp::kUpdate: return 'u';
+    case ChangeOp::kDelete: return 'd';
+    case ChangeOp::kRead: return 'r';
+    case ChangeOp::kTruncate: return 't';
+  }
+  return '?';
+}
+
+namespace {
+size_t RowBytes(const std::optional<Row>& row) {
+  if (!row) return 0;
+  size_t n = row->size() * sizeof(Cell);
+  for (const Cell& c : *row) n += c.text.capacity();
+  return n;
+}
+}  // namespace
+
+size_t Change::ApproxBytes() const { return sizeof(Change) + RowBytes(before) + RowBytes(after); }
+
+}  // namespace faucet

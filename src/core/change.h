@@ -1,0 +1,96 @@
+// The data model: a Change is one row event; values keep the source's own text form plus a
+// logical type, so that a Postgres -> Postgres mirror moves text straight into COPY and no JSON
+// is built on the hot path. Sinks render values for their target.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace faucet {
+
+// Logical type of a column: how a sink renders the source's text (JSON number, string, ...).
+enum class ValueType : uint8_t {
+  kBool,
+  kInt,       // int2/4/8, tinyint...bigint: rendered as a JSON number
+  kFloat,     // float4/8: a JSON number, or "NaN"/"Infinity"/"-Infinity" as strings
+  kNumeric,   // arbitrary precision: rendered as a JSON number when finite
+  kText,
+  kBytes,     // text form is Postgres hex ("\x0a0b"); rendered base64
+  kJson,      // json/jsonb: embedded as JSON
+  kDate,
+  kTime,
+  kTimestamp,
+  kTimestampTz,
+  kInterval,
+  kUuid,
+  kArray,
+  kOther,     // enums, domains over unknown types, ranges, composites: rendered as text
+};
+
+struct Column {
+  std::string name;
+  ValueType type = ValueType::kText;
+  uint32_t type_oid = 0;       // the source's own type id (Postgres OID); 0 when none
+  int32_t type_modifier = -1;  // Postgres atttypmod; -1 when none
+  bool key = false;            // part of the replica identity / primary key
+};
+
+// A table as the source describes it. Immutable once published: a schema change produces a new
+// Relation, and Changes already decoded keep pointing at the one they were decoded with.
+struct Relation {
+  uint32_t id = 0;  // the source's relation id (Postgres OID); 0 when none
+  std::string schema;
+  std::string name;
+  std::vector<Column> columns;
+
+  // Index of the column named `name`, or -1.
+  int FindColumn(const std::string& column_name) const;
+};
+
+using RelationPtr = std::shared_ptr<const Relation>;
+
+// A cell is null, a value in text form, or a TOASTed value the source did not send because the
+// update did not change it. kUnchangedToast is never NULL: a sink must leave the destination's
+// value as it is.
+enum class CellState : uint8_t { kNull, kValue, kUnchangedToast };
+
+struct Cell {
+  CellState state = CellState::kNull;
+  std::string text;
+
+  static Cell Null() { return {}; }
+  static Cell Value(std::string t) { return {CellState::kValue, std::move(t)}; }
+  static Cell UnchangedToast() { return {CellState::kUnchangedToast, {}}; }
+};
+
+// Cells in the order of Relation::columns.
+using Row = std::vector<Cell>;
+
+enum class ChangeOp : uint8_t {
+  kInsert,    // "c"
+  kUpdate,    // "u"
+  kDelete,    // "d"
+  kRead,      // "r": a row read by a query or snapshot source, not a change event
+  kTruncate,  // "t"
+};
+
+// One-letter code used in envelopes: c, u, d, r, t.
+char ChangeOpCode(ChangeOp op);
+
+struct Change {
+  ChangeOp op = ChangeOp::kRead;
+  RelationPtr relation;
+  std::optional<Row> before;
+  std::optional<Row> after;
+  int64_t commit_time_us = 0;    // commit timestamp, microseconds since the Unix epoch; 0 if none
+  uint64_t commit_position = 0;  // source position of the commit (Postgres: commit LSN)
+  uint32_t ordinal = 0;          // position within the transaction
+
+  // Approximate heap size, for memory budgets.
+  size_t ApproxBytes() const;
+};
+
+}  // namespace faucet

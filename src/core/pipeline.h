@@ -1,0 +1,94 @@
+// Pipeline: runs one source into one sink and enforces, in this one place, the rule every
+// guarantee rests on (DESIGN.md §1):
+//
+//   1. write the page to the sink;
+//   2. flush the sink;
+//   3. persist the page's bookmark to the state store;
+//   4. only then acknowledge the bookmark to the source.
+//
+// A sink or state failure persists nothing and ends the run with that error. A source error
+// still flushes what was written, then ends the run with the source's error. A stop request
+// (SIGINT/SIGTERM) ends the run at a page boundary after flushing.
+//
+// Decoding and writing overlap: the source and transforms run on their own thread and hand
+// pages to the calling (sink) thread through a queue bounded in bytes.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sink.h"
+#include "core/source.h"
+#include "core/state_store.h"
+#include "core/transform.h"
+
+namespace faucet {
+
+enum class Delivery {
+  kAtLeastOnce,
+  // Atomic watermark: the sink commits each page with a token "{seq:020}#{bookmark}" in one
+  // transaction; the state holds {"__faucet_eo":1,"bookmark":..,"seq":..}. On start the source
+  // is re-anchored at the sink's token when it is ahead of the state, and pages the sink
+  // already committed are skipped. See docs/state-format.md.
+  kAtomicWatermark,
+};
+
+struct PipelineOptions {
+  // Key of this pipeline's bookmark in the state store, e.g. "orders::row-0".
+  std::string state_key;
+  Delivery delivery = Delivery::kAtLeastOnce;
+  // Budget of the decode -> write queue.
+  size_t queue_bytes = 64 << 20;
+  // Set (by a signal handler) to stop at the next page boundary. May be null.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct PipelineStats {
+  uint64_t pages = 0;
+  uint64_t changes = 0;
+  uint64_t pages_skipped = 0;  // already committed by an atomic-watermark sink
+  uint64_t checkpoints = 0;    // bookmarks persisted
+  std::optional<Bookmark> last_bookmark;
+  bool stopped = false;  // ended by a stop request
+};
+
+class Pipeline {
+ public:
+  // Borrows all parts; they must outlive the pipeline.
+  Pipeline(Source& source, std::vector<Transform*> transforms, Sink& sink, StateStore& state,
+           PipelineOptions options);
+
+  // Runs until the source ends, an error occurs or a stop is requested.
+  Result<PipelineStats> Run();
+
+ private:
+  struct Start {
+    std::optional<Bookmark> bookmark;
+    uint64_t seq = 0;            // last sequence number persisted (atomic watermark)
+    uint64_t committed_seq = 0;  // last sequence number the sink committed
+  };
+  Result<Start> LoadStart();
+  Status Checkpoint(const Bookmark& bookmark, uint64_t seq);
+  Status WritePage(const Page& page, uint64_t* seq, const Start& start, PipelineStats& stats);
+
+  Source& source_;
+  std::vector<Transform*> transforms_;
+  Sink& sink_;
+  StateStore& state_;
+  PipelineOptions options_;
+};
+
+// The token an atomic-watermark sink stores with a page: "{seq:020}#{compact bookmark json}".
+std::string FormatCommitToken(uint64_t seq, const Bookmark& bookmark);
+
+struct CommitToken {
+  uint64_t seq = 0;
+  std::optional<Bookmark> bookmark;  // absent for a legacy bare "{seq:020}" token
+};
+// Parses a token; the bookmark is absent when the part after '#' is missing or not JSON.
+Result<CommitToken> ParseCommitToken(const std::string& token);
+
+}  // namespace faucet

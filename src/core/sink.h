@@ -1,0 +1,42 @@
+// Sink: where pages are written.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/page.h"
+#include "core/status.h"
+
+namespace faucet {
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+
+  // Prepares for writing. `resuming` is true when the pipeline continues from a persisted
+  // bookmark: a sink must then keep what earlier runs wrote (never truncate).
+  virtual Status Open(bool resuming) = 0;
+
+  // Writes the page. Data may still be buffered; it is durable only after Flush returns ok.
+  virtual Status Write(const Page& page) = 0;
+
+  // Blocks until everything written so far is durable (for files: written and fsync'ed). After
+  // an error nothing written since the last successful Flush may be assumed durable.
+  virtual Status Flush() = 0;
+
+  // Atomic-watermark sinks (SQL) commit the page's rows and `token` under `scope` in one
+  // transaction. Others return kFailedPrecondition.
+  virtual Status WriteIdempotent(const Page& page, const std::string& scope,
+                                 const std::string& token) {
+    (void)page, (void)scope, (void)token;
+    return FailedPrecondition("sink does not support idempotent writes");
+  }
+
+  // The last token committed by WriteIdempotent under `scope`, if any.
+  virtual Result<std::optional<std::string>> CommittedToken(const std::string& scope) {
+    (void)scope;
+    return std::optional<std::string>();
+  }
+};
+
+}  // namespace faucet
