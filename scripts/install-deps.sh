@@ -35,9 +35,19 @@ missing_of() {
   done
 }
 
-mapfile -t missing < <(missing_of "${packages[@]}" "${optional[@]}")
+# True if apt knows a candidate version of package $1 (local lists only, no network).
+available() {
+  apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" { f = 1 } END { exit !f }'
+}
+
+mapfile -t missing < <(missing_of "${packages[@]}")
+mapfile -t missing_optional < <(missing_of "${optional[@]}")
+# An optional package the mirror lacks must not make every run slow: skip it when the
+# local lists say it is unavailable and nothing else needs installing.
 if ((${#missing[@]} == 0)); then
-  exit 0
+  for p in "${missing_optional[@]}"; do available "$p" && missing+=("$p"); done
+  ((${#missing[@]})) || exit 0
+  missing_optional=()
 fi
 
 if ((EUID != 0)); then
@@ -47,7 +57,7 @@ if ((EUID != 0)); then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-echo "install-deps: installing: ${missing[*]}" >&2
+echo "install-deps: installing: ${missing[*]} ${missing_optional[*]}" >&2
 
 # Stop package postinst scripts from starting services (exit 101 = "action forbidden").
 # Docker images usually already have one; only add (and later remove) ours if absent.
@@ -61,38 +71,32 @@ fi
 cleanup() { if ((our_policy)); then rm -f "$policy"; fi; }
 trap cleanup EXIT
 
-apt_opts=(-y -qq -o Dpkg::Use-Pty=0 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
 apt-get update -qq
-
-# Optional packages: keep only those the mirror knows about.
-install=()
-for p in "${missing[@]}"; do
-  if [[ " ${optional[*]} " == *" $p "* ]]; then
-    if [[ -n $(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)"') ]]; then
-      install+=("$p")
-    else
-      echo "install-deps: optional package $p not available, skipping" >&2
-    fi
+for p in "${missing_optional[@]}"; do
+  if available "$p"; then
+    missing+=("$p")
   else
-    install+=("$p")
+    echo "install-deps: optional package $p not available, skipping" >&2
   fi
 done
-if ((${#install[@]})); then
-  apt-get install "${apt_opts[@]}" --no-install-recommends "${install[@]}" >/dev/null
-fi
+apt-get install -y -qq --no-install-recommends -o Dpkg::Use-Pty=0 \
+  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" >/dev/null
 
-# On hosts where policy-rc.d is not honoured (e.g. systemd), the packages may still have
-# started their daemons on the default ports; stop them so they cannot be mistaken for
-# (or collide with) the test servers.
-stop_service() {
-  local svc=$1
-  if command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
-    systemctl stop "$svc" >/dev/null 2>&1 || true
-  elif [[ -x /etc/init.d/$svc ]]; then
-    "/etc/init.d/$svc" stop >/dev/null 2>&1 || true
+# On hosts where policy-rc.d is not honoured (e.g. systemd), the packages may have started
+# their daemons on the default ports; stop them so they cannot be mistaken for (or collide
+# with) the test servers. Targeted on purpose: Debian's /etc/init.d/mariadb stop may
+# `killall mariadbd`, which would also kill other people's throwaway servers.
+if command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
+  systemctl stop postgresql mariadb redis-server >/dev/null 2>&1 || true
+else
+  if command -v pg_lsclusters >/dev/null; then
+    pg_lsclusters --no-header 2>/dev/null | awk '$4 == "online" { print $1, $2 }' |
+      while read -r ver name; do pg_ctlcluster "$ver" "$name" stop >/dev/null 2>&1 || true; done
   fi
-}
-for svc in postgresql mariadb redis-server; do stop_service "$svc"; done
+  for pidfile in /run/mysqld/mysqld.pid /run/redis/redis-server.pid; do
+    if [[ -s $pidfile ]]; then kill "$(cat "$pidfile")" 2>/dev/null || true; fi
+  done
+fi
 
 # Verify: anything still missing is an error (optional ones excepted).
 mapfile -t still < <(missing_of "${packages[@]}")

@@ -21,6 +21,9 @@ set -euo pipefail
 # reports resolved.
 BASE=$(realpath -m "${FAUCET_SERVICES_DIR:-/tmp/faucet-services}")
 PG_BIN=${FAUCET_PG_BIN:-/usr/lib/postgresql/15/bin}
+# Port claims are machine-wide, not per base dir: runs under different bases (scripts/test.sh
+# uses one per test run) must not collide either.
+PORTS=${FAUCET_SERVICES_PORTS_DIR:-/tmp/faucet-services-ports}
 ALL_SERVICES=(pg mysql redis)
 
 log() { echo "services: $*" >&2; }
@@ -43,9 +46,9 @@ as_pg() {
 }
 
 # Pick a free TCP port on 127.0.0.1 and claim it for run dir $1. The claim is a directory
-# under <base>/ports (mkdir is atomic), so two concurrent starts cannot pick the same port
-# even before either server has bound it. Claims are released by `stop`, and claims of run
-# dirs that no longer exist are swept on `start`.
+# under $PORTS (mkdir is atomic), so two concurrent starts cannot pick the same port even
+# before either server has bound it. Claims are released by `stop`, and claims of run dirs
+# that no longer exist are swept on `start`.
 claim_port() {
   local run=$1 port tries
   for ((tries = 0; tries < 200; tries++)); do
@@ -53,8 +56,8 @@ claim_port() {
     # cannot grab the port between our check and the server's bind.
     port=$((20000 + RANDOM % 12000))
     if [[ -n $(ss -Htln "sport = :$port" 2>/dev/null) ]]; then continue; fi
-    if mkdir "$BASE/ports/$port" 2>/dev/null; then
-      echo "$run" >"$BASE/ports/$port/owner"
+    if mkdir "$PORTS/$port" 2>/dev/null; then
+      echo "$run" >"$PORTS/$port/owner"
       echo "$port" >>"$run/ports"
       echo "$port"
       return 0
@@ -65,11 +68,11 @@ claim_port() {
 
 sweep_stale_claims() {
   local d owner
-  for d in "$BASE"/ports/*/; do
+  for d in "$PORTS"/*/; do
     [[ -d $d ]] || continue
     owner=$(cat "$d/owner" 2>/dev/null || true)
     # A claim being written right now has no owner file yet: leave it alone.
-    if [[ -n $owner && ! -d $owner ]]; then rm -rf "$d"; fi
+    if [[ -n $owner && ! -d $owner ]]; then rm -rf "$d" 2>/dev/null || true; fi
   done
 }
 
@@ -77,7 +80,7 @@ release_ports() {
   local run=$1 port
   [[ -f $run/ports ]] || return 0
   while read -r port; do
-    [[ -n $port ]] && rm -rf "${BASE:?}/ports/$port"
+    if [[ -n $port ]]; then rm -rf "${PORTS:?}/$port" 2>/dev/null || true; fi
   done <"$run/ports"
 }
 
@@ -214,10 +217,10 @@ CONF
   mariadb-install-db --defaults-file="$dir/my.cnf" "${user[@]}" \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/install-db.log" 2>&1 ||
     { tail -n 20 "$dir/install-db.log" >&2; die "mariadb-install-db failed (log: $dir/install-db.log)"; }
-  # setsid + all fds redirected: the server must not hold the caller's stdout, or
-  # `eval "$(services.sh start)"` would wait for it forever.
-  (cd "$dir/data" && setsid "$server" --defaults-file="$dir/my.cnf" "${user[@]}" \
-    </dev/null >>"$dir/mariadbd.log" 2>&1 &)
+  # Detach with setsid -f (fork, new session) and redirect every fd: no process of ours may
+  # keep the caller's stdout open, or `eval "$(services.sh start)"` would wait forever.
+  (cd "$dir/data" && exec setsid -f "$server" --defaults-file="$dir/my.cnf" "${user[@]}" \
+    </dev/null >>"$dir/mariadbd.log" 2>&1)
   wait_for 60 mariadb-admin --defaults-file="$dir/my.cnf" -uroot ping ||
     { tail -n 20 "$dir/mariadbd.log" >&2; die "mariadbd failed to start (log: $dir/mariadbd.log)"; }
   # 'faucet'@'localhost' too, for socket connections (skip-name-resolve makes '%' TCP-only
@@ -272,11 +275,16 @@ cmd_start() {
   done
   local t0
   t0=$(now_ms)
-  mkdir -p "$BASE/ports"
+  mkdir -p "$BASE" "$PORTS"
   chmod 755 "$BASE" 2>/dev/null || true
+  chmod 1777 "$PORTS" 2>/dev/null || true # shared by all users, like /tmp
   sweep_stale_claims
-  local run
-  run=$(mktemp -d "$BASE/run.XXXXXX")
+  local run tries=0
+  # Retried: a concurrent `stop` may remove the (then empty) base dir under us.
+  until run=$(mktemp -d "$BASE/run.XXXXXX" 2>/dev/null); do
+    ((++tries < 5)) || die "cannot create a run dir under $BASE"
+    mkdir -p "$BASE"
+  done
   # The postgres and mysql users must be able to reach their dirs inside the run dir.
   chmod 755 "$run"
   if ((EUID == 0)) && [[ " ${services[*]} " == *" pg "* ]] &&
@@ -286,8 +294,9 @@ cmd_start() {
   fi
   : >"$run/env"
   printf '%s\n' "${services[@]}" >"$run/services"
-  # On any failure: tear down what was started, so a failed start leaves nothing behind.
-  trap 'log "start failed; cleaning up $run"; stop_run "$run" || true' EXIT
+  # On any failure or signal: let the parallel starters finish (so nothing is still being
+  # created), then tear down what was started: a failed start leaves nothing behind.
+  trap 'log "start failed; cleaning up $run"; wait; stop_run "$run" || true' EXIT
 
   # Claim all ports first (sequentially), then start the servers in parallel: initdb and
   # mariadb-install-db dominate the time and are independent.
@@ -348,6 +357,8 @@ stop_run() {
   release_ports "$run"
   rm -rf "$run"
   if [[ -L $BASE/current && $(readlink "$BASE/current") == "$run" ]]; then rm -f "$BASE/current"; fi
+  # Leave no empty base dir behind (scripts/test.sh uses one base dir per test run).
+  rmdir "$BASE" 2>/dev/null || true
 }
 
 cmd_stop() {
@@ -357,6 +368,7 @@ cmd_stop() {
       [[ -d $run ]] && stop_run "${run%/}"
     done
     rm -f "$BASE/current"
+    rmdir "$BASE" 2>/dev/null || true
     return 0
   fi
   local run
