@@ -4,12 +4,13 @@
 #include <cstdlib>
 
 namespace faucet::config {
-namespace {
 
 std::string MarkText(const std::string& file, const YAML::Mark& mark) {
   if (mark.is_null()) return file;
   return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
+
+namespace {
 
 bool ParseInt(const std::string& s, int64_t* out) {
   if (s.empty()) return false;
@@ -21,7 +22,23 @@ bool ParseInt(const std::string& s, int64_t* out) {
   return true;
 }
 
+// The node as text for "got ..." in messages.
+std::string Describe(const YAML::Node& n) {
+  if (n.IsScalar()) {
+    if (n.Tag() == kInterpolatedTag) {
+      return "a value from ${env:}, ${secret:} or ${file:} (not shown)";
+    }
+    return "'" + n.Scalar() + "'";
+  }
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a mapping";
+  return "nothing";
+}
+
 }  // namespace
+
+Block::Block()
+    : Block(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(), "") {}
 
 Block::Block(YAML::Node node, std::shared_ptr<const std::string> file, std::string path)
     : node_(std::move(node)),
@@ -62,18 +79,29 @@ std::vector<std::string> Block::Keys() const {
   return keys;
 }
 
-Status Block::Error(const std::string& key, const std::string& message) const {
-  std::string full = key.empty() ? path_ : (path_.empty() ? key : path_ + "." + key);
-  return InvalidArgument(Where(key) + ": " + full + ": " + message);
+std::string Block::KeyPath(const std::string& key) const {
+  if (key.empty()) return path_;
+  return path_.empty() ? key : path_ + "." + key;
 }
 
-std::string Block::Shown(const std::string& key) const {
-  YAML::Node n = Get(key);
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
-  if (n.IsSequence()) return "a list";
-  if (n.IsMap()) return "a mapping";
-  return "nothing";
+Status Block::Error(const std::string& key, const std::string& message) const {
+  return InvalidArgument(Where(key) + ": " + KeyPath(key) + ": " + message);
 }
+
+Status Block::KeyError(const std::string& key, const std::string& message) const {
+  YAML::Mark mark = node_.Mark();
+  if (node_.IsMap()) {
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      if (it->first.Scalar() == key) {
+        mark = it->first.Mark();
+        break;
+      }
+    }
+  }
+  return InvalidArgument(MarkText(*file_, mark) + ": " + KeyPath(key) + ": " + message);
+}
+
+std::string Block::Shown(const std::string& key) const { return Describe(Get(key)); }
 
 Result<std::optional<std::string>> Block::OptionalString(const std::string& key) const {
   YAML::Node n = Get(key);
@@ -157,7 +185,7 @@ Result<std::string> Block::Enum(const std::string& key, const std::string& fallb
   }
   std::string list;
   for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  return Error(key, "expected one of " + list + ", got '" + v + "'");
+  return Error(key, "expected one of " + list + ", got " + Shown(key));
 }
 
 Result<std::vector<std::string>> Block::StringList(const std::string& key) const {
@@ -173,13 +201,31 @@ Result<std::vector<std::string>> Block::StringList(const std::string& key) const
 }
 
 Result<Block> Block::Child(const std::string& key) const {
+  ASSIGN_OR_RETURN(std::optional<Block> child, OptionalChild(key));
+  if (child) return *std::move(child);
+  return Block(YAML::Node(YAML::NodeType::Map), file_, KeyPath(key));
+}
+
+Result<std::optional<Block>> Block::OptionalChild(const std::string& key) const {
   YAML::Node n = Get(key);
-  std::string child_path = path_.empty() ? key : path_ + "." + key;
-  if (!n.IsDefined() || n.IsNull()) {
-    return Block(YAML::Node(YAML::NodeType::Map), file_, child_path);
-  }
+  if (!n.IsDefined() || n.IsNull()) return std::optional<Block>();
   if (!n.IsMap()) return Error(key, "expected a mapping, got " + Shown(key));
-  return Block(n, file_, child_path);
+  return std::optional<Block>(Block(n, file_, KeyPath(key)));
+}
+
+Result<std::vector<Block>> Block::BlockList(const std::string& key) const {
+  YAML::Node n = Get(key);
+  std::vector<Block> out;
+  if (!n.IsDefined() || n.IsNull()) return out;
+  if (!n.IsSequence()) return Error(key, "expected a list of mappings, got " + Shown(key));
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    Block item(n[i], file_, KeyPath(key) + "[" + std::to_string(i) + "]");
+    if (!item.node_.IsMap()) {
+      return item.Error("", "expected a mapping, got " + Describe(item.node_));
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
 }
 
 void Block::MarkRead(const std::string& key) const { read_->insert(key); }

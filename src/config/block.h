@@ -21,8 +21,17 @@
 
 namespace faucet::config {
 
+// The tag the document loader puts on scalars whose text came from ${env:}, ${secret:} or
+// ${file:}: such text may be a credential, so messages name it without quoting it.
+inline constexpr char kInterpolatedTag[] = "!faucet/interpolated";
+
+// "file:line:col" with 1-based line and column, or just `file` when the mark is null.
+std::string MarkText(const std::string& file, const YAML::Mark& mark);
+
 class Block {
  public:
+  // An empty mapping with no file, for holders that are filled in later.
+  Block();
   // `file` is the config file's path as the user gave it; `path` the dotted key path of this
   // block ("pipeline.source.config"). A null or missing node reads as an empty mapping.
   Block(YAML::Node node, std::shared_ptr<const std::string> file, std::string path);
@@ -54,18 +63,27 @@ class Block {
   Result<std::vector<std::string>> StringList(const std::string& key) const;
   // A nested mapping; absent reads as an empty block.
   Result<Block> Child(const std::string& key) const;
+  // A nested mapping, or nothing when the key is absent or null.
+  Result<std::optional<Block>> OptionalChild(const std::string& key) const;
+  // A sequence of mappings, each a block at path "key[i]"; absent reads as empty.
+  Result<std::vector<Block>> BlockList(const std::string& key) const;
 
   // Marks `key` as read without reading it (for keys parsed from node() directly).
   void MarkRead(const std::string& key) const;
   // Keys present in the block that no getter read, in file order.
   std::vector<std::string> UnreadKeys() const;
 
-  // kInvalidArgument "file:line:col: path.key: message", located at `key` when present.
+  // kInvalidArgument "file:line:col: path.key: message", located at `key`'s value when present.
   Status Error(const std::string& key, const std::string& message) const;
+  // Like Error, but located at the key itself: for errors about the key (unknown, unsupported),
+  // whose value may start lines below it.
+  Status KeyError(const std::string& key, const std::string& message) const;
 
  private:
-  // The scalar at `key` as text, for "got '...'" in messages.
+  // The value at `key` as text, for "got ..." in messages.
   std::string Shown(const std::string& key) const;
+  // "path.key", or the block's own path for an empty key.
+  std::string KeyPath(const std::string& key) const;
   YAML::Node Get(const std::string& key) const;
 
   YAML::Node node_;

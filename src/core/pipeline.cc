@@ -196,15 +196,21 @@ Result<PipelineStats> Pipeline::Run() {
   producer.join();
 
   // A failed sink persists nothing more; it is not flushed either, as its state is unknown.
-  if (!sink_error.ok()) return sink_error;
+  if (!sink_error.ok()) {
+    Status aborted = sink_.Finish(false);
+    if (!aborted.ok()) spdlog::error("discarding the sink's run failed: {}", aborted.ToString());
+    return sink_error;
+  }
   // Pages without a bookmark (chunks of a split transaction) are made durable too; their
   // bookmark was not persisted, so a later run replays them.
   Status flushed = sink_.Flush();
+  Status finished = sink_.Finish(flushed.ok() && source_error.ok() && !stats.stopped);
   if (!source_error.ok()) {
     if (!flushed.ok()) spdlog::error("final flush failed: {}", flushed.ToString());
     return source_error;
   }
   if (!flushed.ok()) return flushed;
+  if (!finished.ok()) return finished;
   return stats;
 }
 

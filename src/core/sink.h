@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/page.h"
 #include "core/status.h"
@@ -23,6 +24,27 @@ class Sink {
   // Blocks until everything written so far is durable (for files: written and fsync'ed). After
   // an error nothing written since the last successful Flush may be assumed durable.
   virtual Status Flush() = 0;
+
+  // Like Write, but a row the target cannot take (missing or null key, a value the column
+  // cannot hold) does not fail the page: it is left out, reported in `rejected` with its index
+  // in page.changes and an error naming the table, key and column, and the rest is written.
+  // Used when the pipeline has a DLQ. Sinks that cannot isolate rows return kFailedPrecondition.
+  struct RejectedRow {
+    size_t index;
+    Status error;
+  };
+  virtual Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) {
+    (void)page, (void)rejected;
+    return FailedPrecondition("sink cannot isolate failing rows (no DLQ support)");
+  }
+
+  // Called once at the end of a run, after the final Flush. `completed` is true when the source
+  // ended normally (not on an error or a stop request): an overwrite sink swaps its new table
+  // in only then, and otherwise discards it.
+  virtual Status Finish(bool completed) {
+    (void)completed;
+    return Status::Ok();
+  }
 
   // Atomic-watermark sinks (SQL) commit the page's rows and `token` under `scope` in one
   // transaction. Others return kFailedPrecondition.

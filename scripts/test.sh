@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the whole test suite against throwaway servers started here and stopped on exit, so no
+# test depends on a server started by hand. Usage: scripts/test.sh BUILD_DIR
+set -euo pipefail
+build=${1:?usage: scripts/test.sh BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+
+export FAUCET_SERVICES_DIR=${FAUCET_SERVICES_DIR:-/tmp/faucet-services-test-$$}
+trap 'bash "$here/services.sh" stop >/dev/null 2>&1 || true' EXIT
+eval "$(bash "$here/services.sh" start)"
+
+ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 --timeout 900

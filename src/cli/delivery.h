@@ -1,0 +1,30 @@
+// Delivery derivation: which guarantee a config gets, decided at load time so that `faucet
+// validate` reports it, and never a silent downgrade (reference §1.9, DESIGN.md §4).
+#pragma once
+
+#include <string>
+
+#include "config/document.h"
+#include "core/pipeline.h"
+#include "core/status.h"
+
+namespace faucet::cli {
+
+enum class Guarantee {
+  kAtLeastOnce,
+  kAtomicWatermark,  // effectively-once: the sink commits rows and a token together
+  kKeyedUpsert,      // effectively-once: the sink overwrites by key, so a replay is harmless
+};
+
+// "at-least-once", "effectively-once (atomic watermark)", "effectively-once (keyed upsert)".
+const char* GuaranteeName(Guarantee g);
+
+// The guarantee `doc` runs with. When exactly_once is requested and no mechanism applies, a
+// kInvalidArgument naming the limiting side, checked in the reference's order: source, sink,
+// state store, DLQ.
+Result<Guarantee> DeriveDelivery(const config::Document& doc);
+
+// The pipeline write path for a guarantee: only the atomic watermark changes it.
+Delivery PipelineDelivery(Guarantee g);
+
+}  // namespace faucet::cli

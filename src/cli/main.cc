@@ -1,0 +1,69 @@
+// faucet: the command table. Each command's work is in its own file.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/commands.h"
+#include "cli/logging.h"
+#include "cli/signals.h"
+
+#ifndef FAUCET_VERSION
+#define FAUCET_VERSION "0.0.0"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace faucet::cli;
+  CLI::App app{"faucet: change data capture and mirroring that never loses a committed change"};
+  app.require_subcommand(1);
+  const char* env_level = std::getenv("FAUCET_LOG");
+  std::string log_level = env_level ? env_level : "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off (env FAUCET_LOG)");
+
+  int exit_code = kExitOk;
+  std::string config;
+  std::string key;
+  bool json = false;
+
+  CLI::App* validate = app.add_subcommand("validate", "Check a config file and print its delivery guarantee");
+  validate->add_option("config", config, "config file (YAML or JSON)")->required();
+  validate->add_flag("--json", json, "machine-readable output");
+  validate->callback([&] { exit_code = ValidateCommand(config, json); });
+
+  CLI::App* run = app.add_subcommand("run", "Run the pipeline until its source ends or a signal stops it");
+  run->add_option("config", config, "config file")->required();
+  run->callback([&] {
+    InstallStopHandlers();
+    exit_code = RunCommand(config);
+  });
+
+  CLI::App* state = app.add_subcommand("state", "Read or delete a pipeline's persisted state");
+  state->require_subcommand(1);
+  CLI::App* state_get = state->add_subcommand("get", "Print the JSON value under KEY");
+  CLI::App* state_delete = state->add_subcommand("delete", "Delete the value under KEY");
+  for (CLI::App* sub : {state_get, state_delete}) {
+    sub->add_option("config", config, "config file")->required();
+    sub->add_option("key", key, "state key, e.g. 'orders::row-0', or a suffix like 'row-0'")
+        ->required();
+  }
+  state_get->callback([&] { exit_code = StateGetCommand(config, key); });
+  state_delete->callback([&] { exit_code = StateDeleteCommand(config, key); });
+
+  CLI::App* version = app.add_subcommand("version", "Print the version");
+  version->callback([&] { std::printf("faucet %s\n", FAUCET_VERSION); });
+
+  CLI::App* debug = app.add_subcommand("debug", "Tools for testing faucet itself");
+  debug->group("");  // hidden from the main help
+  debug->require_subcommand(1);
+  debug->add_subcommand("crash-points", "List the named crash points (FAUCET_CRASH_AT=name[:nth])")
+      ->callback([&] { exit_code = CrashPointsCommand(); });
+
+  app.parse_complete_callback([&] { SetUpLogging(log_level); });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  return exit_code;
+}

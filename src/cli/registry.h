@@ -1,0 +1,57 @@
+// The connector registry: maps the `type:` names of a config to factories, and knows the
+// properties delivery derivation needs (which sources replay deterministically, which sinks
+// commit a watermark atomically). Only the CLI (and the mirror) know concrete connectors.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/document.h"
+#include "core/sink.h"
+#include "core/source.h"
+#include "core/transform.h"
+
+namespace faucet::cli {
+
+struct SourceKind {
+  std::string type;
+  // Replays the same changes from the same bookmark: the precondition of exactly-once.
+  bool deterministic_replay = false;
+  // A change stream whose position can be captured (usable as a mirror's CDC source).
+  bool change_stream = false;
+  std::function<Result<std::unique_ptr<Source>>(const config::Block&)> make;
+};
+
+struct SinkKind {
+  std::string type;
+  // Commits rows and a commit token in one transaction (atomic watermark).
+  bool atomic_watermark = false;
+  std::function<Result<std::unique_ptr<Sink>>(const config::Block&)> make;
+};
+
+struct TransformKind {
+  std::string type;
+  // Gets the whole spec (cdc_unwrap takes `key:` beside `config:`).
+  std::function<Result<std::unique_ptr<Transform>>(const config::ConnectorSpec&)> make;
+};
+
+const std::vector<SourceKind>& SourceKinds();
+const std::vector<SinkKind>& SinkKinds();
+const std::vector<TransformKind>& TransformKinds();
+
+const SourceKind* FindSourceKind(const std::string& type);
+const SinkKind* FindSinkKind(const std::string& type);
+
+// Builds the connector a spec names; no I/O happens until Open. An unknown type, or one the
+// reference system has but this build does not, is kInvalidArgument naming the type and its
+// location. Keys of the connector's `config:` that it did not read are appended to `warnings`.
+Result<std::unique_ptr<Source>> MakeSource(const config::ConnectorSpec& spec,
+                                           std::vector<std::string>& warnings);
+Result<std::unique_ptr<Sink>> MakeSink(const config::ConnectorSpec& spec,
+                                       std::vector<std::string>& warnings);
+Result<std::unique_ptr<Transform>> MakeTransform(const config::ConnectorSpec& spec,
+                                                 std::vector<std::string>& warnings);
+
+}  // namespace faucet::cli

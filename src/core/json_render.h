@@ -1,0 +1,49 @@
+// JSON rendering of Changes, for sinks that write JSON lines: one object per change, in the
+// envelope shape of spec/reference-faucet-stream.md §2.1, with each value converted from the
+// source's text form according to its ValueType.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/change.h"
+
+namespace faucet {
+
+// Appends `change` to `out` as one JSON object on one line, without a trailing newline. It
+// appends rather than returns so that a whole page renders into one reused buffer.
+//
+// op kRead (a row of a query, snapshot or generator source) renders its `after` row itself:
+//   {"col": value, ...}
+// every other op renders the change envelope:
+//   {"op":"c|u|d|t","schema":..,"table":..,"lsn":"X/Y","ts_ms":..,"before":row|null,
+//    "after":row|null}
+// where lsn is the commit position as an Lsn and ts_ms the commit time in milliseconds, null
+// when the source gave none (commit_time_us == 0).
+//
+// Values, from the source's text form:
+//   - a null cell: null;
+//   - kBool: true/false ("t"/"f", "true"/"false", "1"/"0");
+//   - kInt, kFloat, kNumeric: a JSON number holding the source's digits verbatim, so that no
+//     precision is lost; text that is not a JSON number ("NaN", "Infinity", "-Infinity") is
+//     written as a string;
+//   - kJson: embedded as JSON; line breaks outside strings become spaces, keeping one line;
+//   - kBytes (Postgres hex "\x0a0b"): base64 string;
+//   - kArray: a one-dimensional Postgres array literal becomes a JSON array whose elements are
+//     typed when Column::type_oid is a Postgres array of bool, bytea, int2/4/8, float4/8,
+//     numeric, json or jsonb, and strings otherwise; multi-dimensional arrays or arrays with
+//     explicit bounds are written as their text;
+//   - every other type, and any text that does not parse as its type: a JSON string.
+// Unchanged TOAST cells are left out of their row object and their column names listed in its
+// "__unchanged_toast__" array: the value is unknown, and writing null would erase it downstream.
+//
+// REQUIRES: change.relation is set; rows hold one cell per relation column (extra cells are
+// ignored); text is UTF-8; kJson text is valid JSON (Postgres guarantees it).
+// Thread-safe.
+void AppendChangeJson(const Change& change, std::string& out);
+
+// The boolean a source's text form spells ("t"/"f", "true"/"false", "1"/"0"), if any.
+std::optional<bool> ParseBoolText(std::string_view text);
+
+}  // namespace faucet

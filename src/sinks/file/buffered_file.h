@@ -1,0 +1,63 @@
+// BufferedFile: the append-only local file behind the jsonl and csv sinks, and their common
+// durability rules.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/file_system.h"
+#include "core/status.h"
+
+namespace faucet {
+
+// Callers append whole lines to buffer(); the buffer goes to the file (OS buffers, not synced)
+// whenever it reaches kSpillBytes, so memory stays bounded whatever the page size, and Flush
+// writes the rest and fsyncs. Not thread-safe.
+class BufferedFile {
+ public:
+  static constexpr size_t kSpillBytes = size_t{1} << 20;
+
+  // `fs` must outlive this object.
+  BufferedFile(std::string path, FileSystem& fs);
+
+  const std::string& path() const { return path_; }
+
+  // Creates the parent directories and opens the file for appending, emptying it first when
+  // `truncate`. A kept file that does not end in a newline (a line torn by a power cut) gets
+  // one first, so that the torn line stays the only damaged one. Errors name the path.
+  Status Open(bool truncate);
+
+  // True when the file held nothing once opened: it was new, truncated or of length zero.
+  // REQUIRES: Open succeeded.
+  bool opened_empty() const { return opened_empty_; }
+
+  // Where callers append lines. REQUIRES: Open succeeded.
+  std::string& buffer() { return buffer_; }
+
+  // Spill() once the buffer holds kSpillBytes or more.
+  Status SpillIfFull() { return buffer_.size() >= kSpillBytes ? Spill() : Status::Ok(); }
+
+  // Writes the buffer to the file, without syncing: the lines survive a process crash but not
+  // a power cut. The buffer is empty afterwards, also on error.
+  Status Spill();
+
+  // Spills and fdatasyncs the file. The first Flush after Open also fsyncs the directory: the
+  // file's entry may be new, or left unsynced by an earlier run that crashed, and without it the
+  // whole file can vanish in a power cut. When it returns ok everything appended so far is
+  // durable.
+  Status Flush();
+
+ private:
+  // `st`, with the path as context unless its message names it already.
+  Status NamePath(const Status& st) const;
+
+  const std::string path_;
+  FileSystem& fs_;
+  std::unique_ptr<WritableFile> file_;
+  std::string buffer_;
+  bool opened_empty_ = false;
+  bool dir_entry_synced_ = false;
+};
+
+}  // namespace faucet

@@ -1,0 +1,233 @@
+#include "sinks/file/jsonl_sink.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "core/crash_point.h"
+#include "sinks/file/test_util.h"
+#include "testing/fault_injection_fs.h"
+#include "testing/services.h"
+
+namespace faucet {
+namespace {
+
+using testing::ConfigBlock;
+using testing::ItemsPage;
+using testing::ReadAll;
+using testing::RecordingFileSystem;
+using testing::TempDir;
+using testing::WriteAll;
+
+constexpr char kOld[] = "{\"old\":true}\n";
+
+std::string Lines(int first, int n) {
+  std::string s;
+  for (int id = first; id < first + n; ++id) {
+    s += "{\"id\":" + std::to_string(id) + ",\"name\":\"n" + std::to_string(id) + "\"}\n";
+  }
+  return s;
+}
+
+// Opens a sink on `path`, writes ids [1, 1 + rows) in one page and flushes.
+void RunOnce(const std::string& path, bool append, bool resuming, int rows = 2) {
+  JsonlSink sink({path, append});
+  ASSERT_TRUE(sink.Open(resuming).ok());
+  ASSERT_TRUE(sink.Write(ItemsPage(1, rows)).ok());
+  ASSERT_TRUE(sink.Flush().ok());
+}
+
+TEST(JsonlSink, FreshRunWithoutAppendTruncates) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  WriteAll(path, kOld);
+  RunOnce(path, /*append=*/false, /*resuming=*/false);
+  EXPECT_EQ(ReadAll(path), Lines(1, 2));
+}
+
+TEST(JsonlSink, ResumingRunNeverTruncates) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  WriteAll(path, kOld);
+  RunOnce(path, /*append=*/false, /*resuming=*/true);
+  EXPECT_EQ(ReadAll(path), kOld + Lines(1, 2));
+}
+
+TEST(JsonlSink, AppendKeepsExistingLines) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  WriteAll(path, kOld);
+  RunOnce(path, /*append=*/true, /*resuming=*/false);
+  EXPECT_EQ(ReadAll(path), kOld + Lines(1, 2));
+}
+
+TEST(JsonlSink, OpenCreatesParentDirectories) {
+  std::string path = TempDir("file_sink") + "/a/b/out.jsonl";
+  RunOnce(path, /*append=*/false, /*resuming=*/false);
+  EXPECT_EQ(ReadAll(path), Lines(1, 2));
+}
+
+TEST(JsonlSink, WriteDoesNotSyncAndFlushDoes) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  RecordingFileSystem fs;
+  JsonlSink sink({path, false}, fs);
+  ASSERT_TRUE(sink.Open(false).ok());
+  ASSERT_TRUE(sink.Write(ItemsPage(1, 3)).ok());
+  ASSERT_TRUE(sink.Write(ItemsPage(4, 3)).ok());
+  EXPECT_EQ(fs.syncs, 0);
+  ASSERT_TRUE(sink.Flush().ok());
+  EXPECT_EQ(fs.syncs, 1);
+  EXPECT_EQ(ReadAll(path), Lines(1, 6));
+}
+
+TEST(JsonlSink, OnlyFlushedLinesSurviveAPowerCut) {
+  testing::FaultInjectionFileSystem fs;
+  std::string path = fs.root() + "/out/changes.jsonl";
+  {
+    JsonlSink sink({path, false}, fs);
+    ASSERT_TRUE(sink.Open(false).ok());
+    ASSERT_TRUE(sink.Write(ItemsPage(1, 2)).ok());
+    ASSERT_TRUE(sink.Flush().ok());
+    ASSERT_TRUE(sink.Write(ItemsPage(3, 2)).ok());
+  }
+  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  EXPECT_EQ(ReadAll(path), Lines(1, 2));
+
+  JsonlSink resumed({path, false}, fs);
+  ASSERT_TRUE(resumed.Open(/*resuming=*/true).ok());
+  ASSERT_TRUE(resumed.Write(ItemsPage(3, 2)).ok());
+  ASSERT_TRUE(resumed.Flush().ok());
+  EXPECT_EQ(ReadAll(path), Lines(1, 4));
+}
+
+TEST(JsonlSink, FirstFlushOfARunSyncsTheDirectoryOnce) {
+  std::string dir = TempDir("file_sink");
+  WriteAll(dir + "/out.jsonl", kOld);  // its entry may never have been synced
+  RecordingFileSystem fs;
+  JsonlSink sink({dir + "/out.jsonl", true}, fs);
+  ASSERT_TRUE(sink.Open(false).ok());
+  ASSERT_TRUE(sink.Write(ItemsPage(1, 1)).ok());
+  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_TRUE(sink.Write(ItemsPage(2, 1)).ok());
+  ASSERT_TRUE(sink.Flush().ok());
+  EXPECT_EQ(fs.synced_dirs, std::vector<std::string>{dir});
+}
+
+TEST(JsonlSink, BigPagesReachTheFileInBoundedChunks) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  RecordingFileSystem fs;
+  JsonlSink sink({path, false}, fs);
+  ASSERT_TRUE(sink.Open(false).ok());
+  const int rows = 200000;  // about 6 MiB of lines
+  ASSERT_TRUE(sink.Write(ItemsPage(1, rows)).ok());
+  EXPECT_GT(ReadAll(path).size(), 4u << 20);  // spilled before any Flush
+  EXPECT_LE(fs.largest_append, BufferedFile::kSpillBytes + 100);
+  ASSERT_TRUE(sink.Flush().ok());
+  EXPECT_EQ(ReadAll(path), Lines(1, rows));
+}
+
+TEST(JsonlSink, EmptyPageWritesNothing) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  JsonlSink sink({path, false});
+  ASSERT_TRUE(sink.Open(false).ok());
+  ASSERT_TRUE(sink.Write(Page{}).ok());
+  ASSERT_TRUE(sink.Flush().ok());
+  EXPECT_EQ(ReadAll(path), "");
+}
+
+TEST(JsonlSink, TornLastLineIsEndedBeforeNewLines) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  WriteAll(path, std::string(kOld) + "{\"id\":9,\"na");
+  RunOnce(path, /*append=*/false, /*resuming=*/true, /*rows=*/1);
+  EXPECT_EQ(ReadAll(path), kOld + std::string("{\"id\":9,\"na\n") + Lines(1, 1));
+}
+
+TEST(JsonlSink, WriteErrorsNameThePath) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  RecordingFileSystem fs;
+  JsonlSink sink({path, false}, fs);
+  ASSERT_TRUE(sink.Open(false).ok());
+  fs.fail_appends = true;
+  Status st = sink.Write(ItemsPage(1, 4));
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+}
+
+TEST(JsonlSink, OpenErrorsNameThePath) {
+  std::string dir = TempDir("file_sink");
+  WriteAll(dir + "/file", "x");
+  JsonlSink sink({dir + "/file/out.jsonl", false});
+  Status st = sink.Open(false);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(dir + "/file"), std::string::npos) << st.message();
+}
+
+TEST(JsonlSinkDeathTest, MidPageCrashLeavesTheFirstHalfOfThePageInTheFile) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // The child re-runs this body in a new process; it must write where the parent will look.
+  constexpr char kDirVar[] = "FAUCET_TEST_MID_PAGE_DIR";
+  if (std::getenv(kDirVar) == nullptr) setenv(kDirVar, TempDir("file_sink").c_str(), 1);
+  std::string path = std::string(std::getenv(kDirVar)) + "/out.jsonl";
+  EXPECT_EXIT(
+      {
+        setenv("FAUCET_CRASH_AT", "sink.jsonl.mid_page:2", 1);
+        JsonlSink sink({path, false});
+        if (!sink.Open(false).ok()) std::exit(1);
+        if (!sink.Write(ItemsPage(1, 4)).ok()) std::exit(1);
+        if (!sink.Write(ItemsPage(5, 5)).ok()) std::exit(1);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(kCrashExitCode), "sink.jsonl.mid_page");
+  EXPECT_EQ(ReadAll(path), Lines(1, 4) + Lines(5, 3));
+}
+
+TEST(JsonlSinkOptions, ReadsEveryKey) {
+  config::Block cfg = ConfigBlock("{path: out.jsonl, append: true, pretty: false, batch_size: 5}");
+  Result<JsonlSinkOptions> o = JsonlSinkOptions::FromConfig(cfg);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->path, "out.jsonl");
+  EXPECT_TRUE(o->append);
+  EXPECT_TRUE(cfg.UnreadKeys().empty());
+}
+
+TEST(JsonlSinkOptions, AppendDefaultsToFalse) {
+  Result<JsonlSinkOptions> o = JsonlSinkOptions::FromConfig(ConfigBlock("{path: out.jsonl}"));
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o->append);
+}
+
+TEST(JsonlSinkOptions, ModeAppendIsAppend) {
+  config::Block cfg = ConfigBlock("{path: out.jsonl, mode: append}");
+  Result<JsonlSinkOptions> o = JsonlSinkOptions::FromConfig(cfg);
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->append);
+  EXPECT_TRUE(cfg.UnreadKeys().empty());
+  o = JsonlSinkOptions::FromConfig(ConfigBlock("{path: out.jsonl, mode: overwrite}"));
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o->append);
+}
+
+void ExpectErrorAt(const std::string& yaml, const std::string& key_path) {
+  Result<std::unique_ptr<Sink>> sink = MakeJsonlSink(ConfigBlock(yaml));
+  ASSERT_FALSE(sink.ok()) << yaml;
+  EXPECT_EQ(sink.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(sink.status().message().find("pipe.yaml:1:"), std::string::npos)
+      << sink.status().message();
+  EXPECT_NE(sink.status().message().find(key_path), std::string::npos) << sink.status().message();
+}
+
+TEST(MakeJsonlSink, ConfigErrorsNameTheKey) {
+  ExpectErrorAt("{append: true}", "sink.config.path");
+  ExpectErrorAt("{path: out.jsonl, append: maybe}", "sink.config.append");
+  ExpectErrorAt("{path: out.jsonl, mode: sideways}", "sink.config.mode");
+  ExpectErrorAt("{path: out.jsonl, mode: overwrite, append: true}", "sink.config.mode");
+  ExpectErrorAt("{path: out.jsonl, pretty: true}", "sink.config.pretty");
+  ExpectErrorAt("{path: out.jsonl, batch_size: 0}", "sink.config.batch_size");
+}
+
+TEST(MakeJsonlSink, DoesNoIo) {
+  std::string path = TempDir("file_sink") + "/never/out.jsonl";
+  Result<std::unique_ptr<Sink>> sink = MakeJsonlSink(ConfigBlock("{path: '" + path + "'}"));
+  ASSERT_TRUE(sink.ok());
+  EXPECT_FALSE(PosixFileSystem().Exists(path));
+}
+
+}  // namespace
+}  // namespace faucet

@@ -1,0 +1,161 @@
+#include "sources/postgres/pg_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "sources/postgres/slot.h"
+#include "testing/services.h"
+
+namespace faucet::postgres::testing {
+namespace {
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "pg test support: %s\n", what.c_str());
+  std::abort();
+}
+
+}  // namespace
+
+TestDb::TestDb() : url_(faucet::testing::RequireEnv("FAUCET_TEST_PG_URL")) {
+  Result<ConnPtr> c = Connect(url_, PostgresTls{}, ConnectionKind::kSql);
+  if (!c.ok()) Die(c.status().ToString());
+  conn_ = std::move(c).value();
+  Exec("SET client_min_messages = warning");
+}
+
+void TestDb::Exec(const std::string& sql) {
+  ResultPtr r(PQexec(conn_.get(), sql.c_str()));
+  ExecStatusType s = PQresultStatus(r.get());
+  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
+    Die(sql.substr(0, 200) + ": " + PQresultErrorMessage(r.get()));
+  }
+}
+
+std::vector<std::optional<std::string>> TestDb::Column(const std::string& sql) {
+  ResultPtr r(PQexec(conn_.get(), sql.c_str()));
+  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+    Die(sql.substr(0, 200) + ": " + PQresultErrorMessage(r.get()));
+  }
+  std::vector<std::optional<std::string>> out;
+  for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(Value(r.get(), i, 0));
+  return out;
+}
+
+std::optional<std::string> TestDb::Scalar(const std::string& sql) {
+  std::vector<std::optional<std::string>> c = Column(sql);
+  return c.empty() ? std::nullopt : c[0];
+}
+
+std::optional<Lsn> TestDb::ConfirmedFlush(const std::string& slot) {
+  std::optional<std::string> v =
+      Scalar("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+  if (!v) return std::nullopt;
+  return *Lsn::Parse(*v);
+}
+
+Lsn TestDb::CurrentWal() { return *Lsn::Parse(*Scalar("SELECT pg_current_wal_lsn()")); }
+
+void TestDb::CreateTableAndPublication(const std::string& table, const std::string& columns,
+                                       const std::string& publication) {
+  Exec("CREATE TABLE " + table + " (" + columns + ")");
+  Exec("CREATE PUBLICATION " + publication + " FOR TABLE " + table);
+}
+
+PostgresCdcConfig TestCdcConfig(const std::string& url, const std::string& slot,
+                                const std::string& publication) {
+  PostgresCdcConfig c;
+  c.connection_url = url;
+  c.slot_name = slot;
+  c.publication_name = publication;
+  c.idle_timeout = std::chrono::milliseconds(1500);
+  c.status_update_interval = std::chrono::milliseconds(250);
+  c.max_cycle_duration = std::chrono::minutes(5);
+  return c;
+}
+
+SlotGuard::~SlotGuard() {
+  PostgresCdcConfig c;
+  c.connection_url = url_;
+  c.slot_name = slot_;
+  Status s = DropSlot(c);
+  if (!s.ok() && s.code() != StatusCode::kNotFound) {
+    std::fprintf(stderr, "could not drop slot %s: %s\n", slot_.c_str(), s.ToString().c_str());
+  }
+}
+
+Status CollectingSink::Open(bool) { return Status::Ok(); }
+
+Status CollectingSink::Write(const Page& page) {
+  change_count += page.changes.size();
+  if (keep_changes) {
+    pages.push_back(page);
+  } else {
+    pages.push_back(Page{{}, page.bookmark});
+  }
+  return Status::Ok();
+}
+
+Status CollectingSink::Flush() {
+  ++flushes;
+  return Status::Ok();
+}
+
+std::vector<Change> CollectingSink::Changes() const {
+  std::vector<Change> out;
+  for (const Page& p : pages) out.insert(out.end(), p.changes.begin(), p.changes.end());
+  return out;
+}
+
+Result<std::optional<Json>> LockedStateStore::Get(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::optional<Json>();
+  return std::optional<Json>(it->second);
+}
+
+Status LockedStateStore::Put(const std::string& key, const Json& value) {
+  if (fail_put && fail_put()) return Unavailable("injected put failure");
+  std::lock_guard lock(mu_);
+  values_[key] = value;
+  return Status::Ok();
+}
+
+Status LockedStateStore::Delete(const std::string& key) {
+  std::lock_guard lock(mu_);
+  values_.erase(key);
+  return Status::Ok();
+}
+
+std::optional<Lsn> LockedStateStore::PersistedLsn(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return *Lsn::Parse(it->second["last_lsn"].get<std::string>());
+}
+
+std::vector<Page> ReadPages(Source& source,
+                            const std::function<bool(const std::vector<Page>&)>& done,
+                            std::chrono::milliseconds timeout) {
+  std::vector<Page> pages;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done(pages) && std::chrono::steady_clock::now() < deadline) {
+    Result<SourceEvent> e = source.Next(std::chrono::milliseconds(100));
+    if (!e.ok()) {
+      ADD_FAILURE() << e.status().ToString();
+      break;
+    }
+    if (e->kind == SourceEvent::Kind::kEnd) break;
+    if (e->kind == SourceEvent::Kind::kPage) pages.push_back(std::move(e->page));
+  }
+  return pages;
+}
+
+size_t CountChanges(const std::vector<Page>& pages) {
+  size_t n = 0;
+  for (const Page& p : pages) n += p.changes.size();
+  return n;
+}
+
+}  // namespace faucet::postgres::testing

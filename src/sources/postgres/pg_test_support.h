@@ -1,0 +1,102 @@
+// Test-only helpers for the integration tests of the Postgres sources (tests/integration/
+// postgres_*_test.cc), against the server scripts/services.sh starts (FAUCET_TEST_PG_URL).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lsn.h"
+#include "core/sink.h"
+#include "core/source.h"
+#include "core/state_store.h"
+#include "sources/postgres/pg_connection.h"
+#include "sources/postgres/postgres_config.h"
+
+namespace faucet::postgres::testing {
+
+// A plain SQL connection to the test database. Every failure aborts the test with the
+// statement and the server's message.
+class TestDb {
+ public:
+  TestDb();
+  const std::string& url() const { return url_; }
+
+  void Exec(const std::string& sql);
+  // The first column of the first row, or nullopt for NULL / no row.
+  std::optional<std::string> Scalar(const std::string& sql);
+  // The first column of every row.
+  std::vector<std::optional<std::string>> Column(const std::string& sql);
+
+  std::optional<Lsn> ConfirmedFlush(const std::string& slot);
+  Lsn CurrentWal();
+  // Creates table `table` (given columns) and publication `publication` for it.
+  void CreateTableAndPublication(const std::string& table, const std::string& columns,
+                                 const std::string& publication);
+
+ private:
+  std::string url_;
+  ConnPtr conn_;
+};
+
+// Fast timers for tests: idle_timeout 1.5 s, status_update_interval 250 ms.
+PostgresCdcConfig TestCdcConfig(const std::string& url, const std::string& slot,
+                                const std::string& publication);
+
+// Drops the slot when it goes out of scope (a permanent slot left behind pins WAL).
+class SlotGuard {
+ public:
+  SlotGuard(std::string url, std::string slot) : url_(std::move(url)), slot_(std::move(slot)) {}
+  ~SlotGuard();
+
+ private:
+  std::string url_;
+  std::string slot_;
+};
+
+// Keeps a copy of every page written and counts flushes.
+class CollectingSink : public Sink {
+ public:
+  Status Open(bool resuming) override;
+  Status Write(const Page& page) override;
+  Status Flush() override;
+
+  std::vector<Change> Changes() const;
+  std::vector<Page> pages;
+  int flushes = 0;
+  bool keep_changes = true;  // false: count only (memory tests)
+  size_t change_count = 0;
+};
+
+// A thread-safe in-memory StateStore that reports itself durable, for tests that read the
+// persisted position from another thread while the pipeline runs.
+class LockedStateStore : public StateStore {
+ public:
+  Result<std::optional<Json>> Get(const std::string& key) override;
+  Status Put(const std::string& key, const Json& value) override;
+  Status Delete(const std::string& key) override;
+  Durability durability() const override { return Durability::kDurable; }
+
+  // The persisted last_lsn under `key`, or nullopt.
+  std::optional<Lsn> PersistedLsn(const std::string& key);
+  // When set and true, Put fails (kUnavailable) and stores nothing.
+  std::function<bool()> fail_put;
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, Json> values_;  // guarded by mu_
+};
+
+// Calls source.Next until `done` holds for the pages read so far or `timeout` passes; returns
+// the pages. An error or kEnd stops early.
+std::vector<Page> ReadPages(Source& source, const std::function<bool(const std::vector<Page>&)>& done,
+                            std::chrono::milliseconds timeout);
+
+size_t CountChanges(const std::vector<Page>& pages);
+
+}  // namespace faucet::postgres::testing

@@ -1,0 +1,333 @@
+#include "sources/postgres/postgres_cdc_source.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <thread>
+
+#include "sources/postgres/slot.h"
+#include "sources/postgres/walsender_protocol.h"
+
+namespace faucet {
+
+Result<std::unique_ptr<Source>> MakePostgresCdcSource(const config::Block& block) {
+  ASSIGN_OR_RETURN(PostgresCdcConfig config, ParsePostgresCdcConfig(block));
+  return std::unique_ptr<Source>(std::make_unique<postgres::PostgresCdcSource>(std::move(config)));
+}
+
+namespace postgres {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Bookmark MakeBookmark(Lsn lsn) { return Bookmark{Json{{"last_lsn", lsn.ToString()}}}; }
+
+Result<Lsn> ParseBookmark(const Bookmark& b) {
+  if (b.value.is_object() && b.value.contains("last_lsn") && b.value["last_lsn"].is_string()) {
+    Result<Lsn> lsn = Lsn::Parse(b.value["last_lsn"].get<std::string>());
+    if (lsn.ok()) return *lsn;
+  }
+  return DataLoss("bookmark " + b.ToString() +
+                  " is not a postgres-cdc bookmark ({\"last_lsn\":\"X/Y\"})");
+}
+
+int64_t NowPostgresMicros() {
+  auto since_unix = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  return since_unix.count() - kPostgresEpochUnixMicros;
+}
+
+}  // namespace
+
+PostgresCdcSource::PostgresCdcSource(PostgresCdcConfig config)
+    : config_(std::move(config)),
+      decoder_(DecoderOptions{config_.stream_memory_bytes, config_.spill_dir}) {}
+
+PostgresCdcSource::~PostgresCdcSource() {
+  // Acknowledgements that arrived after the last timed update still reach the slot. Only
+  // persisted positions are ever in acked_, so this is as safe as any other update.
+  if (conn_ != nullptr && phase_ != Phase::kCreated) (void)SendStatus(false);
+}
+
+Status PostgresCdcSource::Open(const std::optional<Bookmark>& start) {
+  if (phase_ != Phase::kCreated) return Internal("postgres-cdc source opened twice");
+  std::optional<Lsn> bookmark;
+  if (start) {
+    ASSIGN_OR_RETURN(Lsn b, ParseBookmark(*start));
+    bookmark = b;
+  }
+  ASSIGN_OR_RETURN(conn_, Connect(config_.connection_url, config_.tls, ConnectionKind::kReplication));
+  RETURN_IF_ERROR(CheckPublication(conn_.get(), config_.publication_name));
+  ASSIGN_OR_RETURN(SlotInfo slot, EnsureSlot(conn_.get(), config_, config_.create_slot_if_missing));
+  // Resume where the state says; with no state, at start_lsn; with neither, 0/0 lets the server
+  // start at the slot's confirmed position.
+  const Lsn resume = bookmark ? *bookmark : config_.start_lsn.value_or(Lsn());
+  if (!resume.is_zero()) RETURN_IF_ERROR(CheckNotAheadOf(slot, config_.slot_name, resume));
+  // Only a persisted bookmark may be reported; start_lsn is the user's wish, not a durability
+  // claim of ours.
+  acked_.store(bookmark ? bookmark->value() : 0);
+  last_emitted_ = Lsn(acked_.load());
+  RETURN_IF_ERROR(StartReplication(resume));
+  phase_ = Phase::kStreaming;
+  cycle_start_ = last_data_ = Clock::now();
+  spdlog::info("postgres-cdc slot '{}': streaming publication '{}' from {} (proto {})",
+               config_.slot_name, config_.publication_name,
+               resume.is_zero() ? "the slot's confirmed position" : resume.ToString(),
+               config_.proto_version);
+  return SendStatus(false);
+}
+
+Status PostgresCdcSource::StartReplication(Lsn start) {
+  char* ident = PQescapeIdentifier(conn_.get(), config_.publication_name.data(),
+                                   config_.publication_name.size());
+  if (ident == nullptr) return InvalidArgument("cannot quote publication name");
+  // publication_names is a comma-separated list of identifiers inside a string literal.
+  Result<std::string> publications = Literal(conn_.get(), ident);
+  PQfreemem(ident);
+  if (!publications.ok()) return publications.status();
+  // Options: docs "Logical Streaming Replication Parameters". streaming 'on' (protocol 2) sends
+  // large in-progress transactions in chunks instead of spilling them on the server.
+  std::string sql = "START_REPLICATION SLOT \"" + config_.slot_name + "\" LOGICAL " +
+                    start.ToString() + " (proto_version '" +
+                    std::to_string(config_.proto_version) + "', publication_names " +
+                    *publications + ", messages 'true'" +
+                    (config_.proto_version >= 2 ? ", streaming 'on'" : "") + ")";
+  for (int attempt = 0;; ++attempt) {
+    ResultPtr r(PQexec(conn_.get(), sql.c_str()));
+    if (r != nullptr && PQresultStatus(r.get()) == PGRES_COPY_BOTH) return Status::Ok();
+    Status error = StatementError(conn_.get(), r.get(),
+                                  "starting replication from slot '" + config_.slot_name + "'");
+    if (SqlState(r.get()) != kSqlStateObjectInUse) return error;
+    if (attempt >= config_.slot_acquire_retries) {
+      return Unavailable(error.message() + " (still active after " +
+                         std::to_string(config_.slot_acquire_retries) + " retries)");
+    }
+    spdlog::info("postgres-cdc slot '{}' is active; retrying in {} ms", config_.slot_name,
+                 SlotBusyBackoff(attempt).count());
+    std::this_thread::sleep_for(SlotBusyBackoff(attempt));
+  }
+}
+
+Status PostgresCdcSource::SendStatus(bool reply_requested) {
+  const Lsn position(acked_.load());
+  const std::string message =
+      EncodeStandbyStatus(position, position, position, NowPostgresMicros(), reply_requested);
+  if (PQputCopyData(conn_.get(), message.data(), static_cast<int>(message.size())) != 1 ||
+      PQflush(conn_.get()) == -1) {
+    return Unavailable("sending standby status update: " +
+                       std::string(PQerrorMessage(conn_.get())));
+  }
+  last_status_ = Clock::now();
+  ++stats_.status_updates;
+  return Status::Ok();
+}
+
+PostgresCdcStats PostgresCdcSource::stats() const {
+  PostgresCdcStats s = stats_;
+  s.spilled_bytes = decoder_.stream_buffer().spilled_bytes();
+  return s;
+}
+
+void PostgresCdcSource::Acknowledge(const Bookmark& durable) {
+  Result<Lsn> lsn = ParseBookmark(durable);
+  if (!lsn.ok()) {
+    spdlog::error("postgres-cdc: ignoring acknowledgement: {}", lsn.status().message());
+    return;
+  }
+  uint64_t seen = acked_.load();
+  while (lsn->value() > seen && !acked_.compare_exchange_weak(seen, lsn->value())) {
+  }
+}
+
+Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
+  if (phase_ == Phase::kCreated) return Internal("postgres-cdc source: Next before Open");
+  const Clock::time_point deadline = Clock::now() + wait;
+  std::vector<TxnEvent> events;
+  while (true) {
+    if (!ready_.empty()) {
+      SourceEvent e{SourceEvent::Kind::kPage, std::move(ready_.front())};
+      ready_.pop_front();
+      return e;
+    }
+    if (phase_ == Phase::kEnded) return SourceEvent{SourceEvent::Kind::kEnd, {}};
+
+    Clock::time_point now = Clock::now();
+    if (now - last_status_ >= config_.status_update_interval) RETURN_IF_ERROR(SendStatus(false));
+    if (decoder_.replaying()) {
+      events.clear();
+      RETURN_IF_ERROR(decoder_.Replay(config_.batch_size, events));
+      AddEvents(events);
+      continue;
+    }
+    const bool idle = now - last_data_ >= config_.idle_timeout;
+    const bool long_cycle =
+        now - cycle_start_ >= config_.max_cycle_duration && !decoder_.in_transaction();
+    if (idle || long_cycle) {
+      spdlog::info("postgres-cdc slot '{}': cycle ends ({}); {} keepalives, {} streamed "
+                   "transactions, {} bytes spilled",
+                   config_.slot_name, idle ? "idle_timeout without data" : "max_cycle_duration",
+                   stats_.keepalives, stats_.streamed_transactions, stats().spilled_bytes);
+      // Complete transactions go out; the open one (if any) is dropped unacknowledged and comes
+      // again next cycle.
+      FlushPending();
+      pending_ = Page();
+      pending_bytes_ = 0;
+      phase_ = Phase::kEnded;
+      continue;
+    }
+    if (pending_since_ && now - *pending_since_ >= config_.linger) {
+      FlushPending();
+      continue;
+    }
+    if (now >= deadline) return SourceEvent{SourceEvent::Kind::kIdle, {}};
+
+    Clock::time_point until = std::min({deadline, last_status_ + config_.status_update_interval,
+                                        last_data_ + config_.idle_timeout,
+                                        cycle_start_ + config_.max_cycle_duration});
+    if (pending_since_) until = std::min(until, *pending_since_ + config_.linger);
+    Status received = Receive(until);
+    if (!received.ok()) {
+      return received.WithContext("postgres-cdc slot '" + config_.slot_name + "'");
+    }
+  }
+}
+
+Status PostgresCdcSource::Receive(Clock::time_point until) {
+  while (true) {
+    char* buffer = nullptr;
+    int n = PQgetCopyData(conn_.get(), &buffer, /*async=*/1);
+    if (n > 0) {
+      Status s = HandleCopyData(std::string_view(buffer, static_cast<size_t>(n)));
+      PQfreemem(buffer);
+      return s;
+    }
+    if (n == -1) {
+      ResultPtr r(PQgetResult(conn_.get()));
+      if (r != nullptr && PQresultStatus(r.get()) == PGRES_FATAL_ERROR) {
+        return StatementError(conn_.get(), r.get(), "replication stream");
+      }
+      return Unavailable("the server ended the replication stream");
+    }
+    if (n == -2) {
+      return Unavailable("replication connection failed: " + std::string(PQerrorMessage(conn_.get())));
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    if (left.count() <= 0) return Status::Ok();
+    pollfd fd{PQsocket(conn_.get()), POLLIN, 0};
+    int ready = poll(&fd, 1, static_cast<int>(left.count()) + 1);
+    if (ready < 0 && errno != EINTR) return Unavailable("poll on replication connection failed");
+    if (ready <= 0) return Status::Ok();
+    if (PQconsumeInput(conn_.get()) == 0) {
+      return Unavailable("replication connection failed: " + std::string(PQerrorMessage(conn_.get())));
+    }
+  }
+}
+
+Status PostgresCdcSource::HandleCopyData(std::string_view data) {
+  ASSIGN_OR_RETURN(ReplicationMessage message, ParseReplicationMessage(data));
+  if (const auto* x = std::get_if<XLogData>(&message)) {
+    last_data_ = Clock::now();
+    std::vector<TxnEvent> events;
+    Status s = decoder_.Decode(x->payload, events);
+    if (!s.ok()) return s.WithContext("at WAL position " + x->wal_start.ToString());
+    if (decoder_.replaying()) ++stats_.streamed_transactions;
+    AddEvents(events);
+    return Status::Ok();
+  }
+  const Keepalive& k = std::get<Keepalive>(message);
+  ++stats_.keepalives;
+  // The reply carries the persisted position, never k.wal_end (spec/000 §3).
+  if (k.reply_requested) RETURN_IF_ERROR(SendStatus(false));
+  MaybeEmitIdlePage(k.wal_end);
+  return Status::Ok();
+}
+
+void PostgresCdcSource::AddEvents(std::vector<TxnEvent>& events) {
+  for (TxnEvent& e : events) {
+    if (e.kind == TxnEvent::Kind::kChange) {
+      // A full page is cut only when the next change arrives, so that a transaction ending
+      // exactly at the budget still gets its bookmark on its last chunk.
+      if (PageFull()) {
+        // Complete transactions before the open one go out whole with their bookmark; if the
+        // open one alone fills a page, that goes out as a chunk without one, so memory stays
+        // bounded and a crash replays the transaction whole.
+        FlushPending();
+        if (PageFull()) {
+          ready_.push_back(std::move(pending_));
+          pending_ = Page();
+          pending_bytes_ = 0;
+        }
+      }
+      pending_bytes_ += e.change.ApproxBytes();
+      pending_.changes.push_back(std::move(e.change));
+      continue;
+    }
+    pending_end_ = e.end_lsn;
+    open_txn_start_ = pending_.changes.size();
+    if (!pending_since_) pending_since_ = Clock::now();
+    if (PageFull()) FlushPending();
+  }
+}
+
+void PostgresCdcSource::FlushPending() {
+  pending_since_.reset();
+  if (!pending_end_) return;
+  Page page;
+  page.bookmark = MakeBookmark(*pending_end_);
+  last_emitted_ = *pending_end_;
+  if (open_txn_start_ == pending_.changes.size()) {
+    page.changes = std::move(pending_.changes);
+    pending_.changes.clear();
+    pending_bytes_ = 0;
+  } else {
+    auto split = pending_.changes.begin() + static_cast<long>(open_txn_start_);
+    page.changes.assign(std::make_move_iterator(pending_.changes.begin()),
+                        std::make_move_iterator(split));
+    pending_.changes.erase(pending_.changes.begin(), split);
+    pending_bytes_ = 0;
+    for (const Change& c : pending_.changes) pending_bytes_ += c.ApproxBytes();
+  }
+  pending_end_.reset();
+  open_txn_start_ = 0;
+  ready_.push_back(std::move(page));
+}
+
+void PostgresCdcSource::MaybeEmitIdlePage(Lsn wal_end) {
+  const Lsn acked(acked_.load());
+  // Everything the server sent before this keepalive (all transactions committed before
+  // wal_end) has been emitted and acknowledged; nothing is open. Then wal_end is as good a
+  // resume position as any commit end, and checkpointing it lets the slot advance.
+  if (decoder_.in_transaction() || decoder_.open_streams() > 0 || !PendingEmpty() ||
+      !ready_.empty() || last_emitted_ > acked || wal_end <= acked) {
+    return;
+  }
+  ready_.push_back(Page{{}, MakeBookmark(wal_end)});
+  last_emitted_ = wal_end;
+}
+
+Result<Bookmark> PostgresCdcSource::CapturePosition() {
+  if (config_.temporary_slot) {
+    return FailedPrecondition("slot_type temporary cannot hold a position across runs; use a "
+                              "permanent slot to capture a resume position");
+  }
+  ASSIGN_OR_RETURN(ConnPtr conn,
+                   Connect(config_.connection_url, config_.tls, ConnectionKind::kReplication));
+  RETURN_IF_ERROR(CheckPublication(conn.get(), config_.publication_name));
+  ASSIGN_OR_RETURN(SlotInfo slot, EnsureSlot(conn.get(), config_, config_.create_slot_if_missing));
+  if (slot.temporary) {
+    return FailedPrecondition("replication slot '" + config_.slot_name +
+                              "' is temporary and cannot hold a position across runs");
+  }
+  // The slot's own position, so that changes it already retains are not skipped; the current
+  // WAL end only for a slot that has neither (never happens for a slot that finished creation).
+  if (slot.confirmed_flush_lsn) return MakeBookmark(*slot.confirmed_flush_lsn);
+  if (slot.restart_lsn) return MakeBookmark(*slot.restart_lsn);
+  ASSIGN_OR_RETURN(ResultPtr r, Exec(conn.get(), "SELECT pg_current_wal_lsn()", "reading WAL end"));
+  ASSIGN_OR_RETURN(Lsn current, Lsn::Parse(PQgetvalue(r.get(), 0, 0)));
+  return MakeBookmark(current);
+}
+
+}  // namespace postgres
+}  // namespace faucet

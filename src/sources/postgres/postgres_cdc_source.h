@@ -1,0 +1,114 @@
+// The postgres-cdc source: streams a publication's changes from a logical replication slot
+// (pgoutput) over a replication connection, and reports back to the server only positions the
+// pipeline has durably persisted (DESIGN.md §1).
+//
+// Positions:
+//   - a page's bookmark is {"last_lsn": "X/Y"}, the end LSN of its last complete transaction
+//     (Lsn::ToString); chunks of a transaction larger than a page carry none but the last;
+//   - each Change's commit_position is its transaction's commit LSN;
+//   - the flush/apply LSN of every standby status update is the last position given to
+//     Acknowledge, or the bookmark the run started from, or 0/0 ("no progress"). Never a
+//     decoded COMMIT, never a keepalive's WAL end: the slot's confirmed_flush_lsn therefore never
+//     passes the state store.
+// Idle databases do not pin WAL: when nothing is in flight and everything emitted is
+// acknowledged, a keepalive that reports a WAL end beyond the acknowledged position yields an
+// empty page whose bookmark is that WAL end; once it is persisted and acknowledged the slot
+// moves there.
+//
+// A cycle (one Open .. kEnd) ends after idle_timeout without data (keepalives do not count) or
+// at the first transaction boundary after max_cycle_duration.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "config/block.h"
+#include "core/source.h"
+#include "sources/postgres/pg_connection.h"
+#include "sources/postgres/pgoutput_decoder.h"
+#include "sources/postgres/postgres_config.h"
+
+namespace faucet {
+
+// Builds a postgres-cdc source from its `config:` block. Invalid values are kInvalidArgument;
+// no I/O happens until Open.
+Result<std::unique_ptr<Source>> MakePostgresCdcSource(const config::Block& block);
+
+namespace postgres {
+
+// Counters of one source, for logs and tests. Read on the source thread.
+struct PostgresCdcStats {
+  uint64_t keepalives = 0;
+  uint64_t status_updates = 0;
+  uint64_t streamed_transactions = 0;  // committed transactions that arrived in stream chunks
+  uint64_t spilled_bytes = 0;          // of streamed transactions, written to spill files
+};
+
+class PostgresCdcSource final : public Source {
+ public:
+  explicit PostgresCdcSource(PostgresCdcConfig config);
+  ~PostgresCdcSource() override;
+
+  // Connects, checks the publication, ensures the slot (creating it when allowed), refuses a
+  // slot that is invalidated or ahead of `start` (kFailedPrecondition: resync needed), and
+  // starts streaming from `start`'s last_lsn, else start_lsn, else the slot's confirmed
+  // position. A slot held by another session is retried (slot_acquire_retries).
+  Status Open(const std::optional<Bookmark>& start) override;
+  Result<SourceEvent> Next(std::chrono::milliseconds wait) override;
+  // Publishes `durable` (a bookmark this source emitted) for the next status update.
+  void Acknowledge(const Bookmark& durable) override;
+  // Ensures the permanent slot exists and returns its confirmed_flush_lsn (else restart_lsn,
+  // else the current WAL end) as a bookmark, consuming nothing. A temporary slot cannot hold a
+  // position across processes: kFailedPrecondition.
+  Result<Bookmark> CapturePosition() override;
+
+  // The flush LSN the next status update reports.
+  Lsn reported_position() const { return Lsn(acked_.load()); }
+  PostgresCdcStats stats() const;
+
+ private:
+  enum class Phase { kCreated, kStreaming, kEnded };
+
+  Status StartReplication(Lsn start);
+  Status SendStatus(bool reply_requested);
+  // Reads and handles what the server sent, waiting at most until `until`.
+  Status Receive(std::chrono::steady_clock::time_point until);
+  Status HandleCopyData(std::string_view data);
+  void AddEvents(std::vector<postgres::TxnEvent>& events);
+  // Moves the complete transactions of the page being built to ready_.
+  void FlushPending();
+  void MaybeEmitIdlePage(Lsn wal_end);
+  bool PendingEmpty() const { return pending_.changes.empty() && !pending_end_; }
+  bool PageFull() const {
+    return pending_.changes.size() >= config_.batch_size || pending_bytes_ >= config_.page_bytes;
+  }
+
+  const PostgresCdcConfig config_;
+  postgres::ConnPtr conn_;
+  PgoutputDecoder decoder_;
+  Phase phase_ = Phase::kCreated;
+
+  // Written by Acknowledge (sink thread), read by the source thread: the last persisted LSN.
+  std::atomic<uint64_t> acked_{0};
+
+  // The page being built: complete transactions up to pending_end_, then possibly the first
+  // changes of the open transaction from index open_txn_start_.
+  Page pending_;
+  size_t pending_bytes_ = 0;
+  std::optional<Lsn> pending_end_;
+  size_t open_txn_start_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> pending_since_;
+  std::deque<Page> ready_;
+  Lsn last_emitted_;  // bookmark of the last page handed out (or the start position)
+
+  std::chrono::steady_clock::time_point cycle_start_;
+  std::chrono::steady_clock::time_point last_data_;
+  std::chrono::steady_clock::time_point last_status_;
+  PostgresCdcStats stats_;
+};
+
+}  // namespace postgres
+}  // namespace faucet

@@ -1,0 +1,67 @@
+// Configuration of the Postgres sources (`type: postgres-cdc` and `type: postgres`), parsed
+// from a config block without any I/O, so that `faucet validate` finds every invalid value
+// before a connection is attempted. Keys and defaults follow the reference system
+// (spec/reference-faucet-stream.md §1.3, §1.4), except that proto_version 2 is the default.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "config/block.h"
+#include "core/lsn.h"
+#include "core/status.h"
+
+namespace faucet {
+
+// `tls: {mode: ..., ca_path: ...}`, mapped onto libpq's sslmode / sslrootcert.
+enum class PostgresTlsMode {
+  kFromUrl,  // no `tls:` block: the URL's own sslmode (libpq's default "prefer" if none)
+  kDisable,
+  kRequire,
+  kVerifyCa,
+  kVerifyFull,
+};
+
+struct PostgresTls {
+  PostgresTlsMode mode = PostgresTlsMode::kFromUrl;
+  std::optional<std::string> ca_path;
+};
+
+struct PostgresCdcConfig {
+  std::string connection_url;
+  std::string slot_name;         // [a-z0-9_]{1,63}
+  std::string publication_name;  // must exist; never created
+  bool create_slot_if_missing = true;
+  bool temporary_slot = false;  // `slot_type: temporary`: dies with the replication session
+  std::optional<Lsn> start_lsn;  // used only when no bookmark is persisted
+  int proto_version = 2;         // 2 streams large in-progress transactions (server >= 14)
+  std::chrono::milliseconds idle_timeout{30'000};
+  std::chrono::milliseconds max_cycle_duration{300'000};
+  std::chrono::milliseconds status_update_interval{10'000};  // < idle_timeout
+  size_t batch_size = 1000;  // rows per page target
+  int slot_acquire_retries = 10;
+  PostgresTls tls;
+
+  // Tuning without a config key (tests lower them).
+  size_t page_bytes = 16 << 20;                 // byte budget of one page
+  std::chrono::milliseconds linger{50};         // how long a page waits for more transactions
+  size_t stream_memory_bytes = 64 << 20;        // streamed transactions kept in memory, in total
+  std::string spill_dir;                        // where streamed transactions spill; "" = $TMPDIR
+};
+
+struct PostgresQueryConfig {
+  std::string connection_url;
+  std::string query;
+  size_t batch_size = 1000;  // rows per page
+};
+
+// Reads a `postgres-cdc` config block. Every invalid value is kInvalidArgument located at its
+// key (file:line:col).
+Result<PostgresCdcConfig> ParsePostgresCdcConfig(const config::Block& block);
+
+// Reads a `postgres` (query) config block.
+Result<PostgresQueryConfig> ParsePostgresQueryConfig(const config::Block& block);
+
+}  // namespace faucet

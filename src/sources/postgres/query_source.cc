@@ -1,0 +1,151 @@
+#include "sources/postgres/query_source.h"
+
+#include <poll.h>
+
+#include <cctype>
+#include <cerrno>
+
+#include "sources/postgres/copy_text.h"
+#include "sources/postgres/pg_types.h"
+
+namespace faucet {
+
+Result<std::unique_ptr<Source>> MakePostgresQuerySource(const config::Block& block) {
+  ASSIGN_OR_RETURN(PostgresQueryConfig config, ParsePostgresQueryConfig(block));
+  return std::unique_ptr<Source>(
+      std::make_unique<postgres::PostgresQuerySource>(std::move(config)));
+}
+
+namespace postgres {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// COPY (...) takes one statement without its terminator.
+std::string StripTerminator(std::string query) {
+  while (!query.empty() && (query.back() == ';' || std::isspace(static_cast<unsigned char>(query.back())))) {
+    query.pop_back();
+  }
+  return query;
+}
+
+// The server rejected the user's query: a syntax or name error (class 42) is the user's input.
+Status QueryError(PGconn* conn, const PGresult* r, const std::string& what) {
+  Status s = StatementError(conn, r, what);
+  std::string state = SqlState(r);
+  if (state.rfind("42", 0) == 0 && state != "42501") return InvalidArgument(s.message());
+  return s;
+}
+
+}  // namespace
+
+PostgresQuerySource::PostgresQuerySource(PostgresQueryConfig config) : config_(std::move(config)) {}
+
+Status PostgresQuerySource::Open(const std::optional<Bookmark>&) {
+  if (conn_ != nullptr) return Internal("postgres query source opened twice");
+  ASSIGN_OR_RETURN(conn_, Connect(config_.connection_url, PostgresTls{}, ConnectionKind::kSql));
+  const std::string query = StripTerminator(config_.query);
+  RETURN_IF_ERROR(Describe(query));
+  ResultPtr r(PQexec(conn_.get(), ("COPY (" + query + ") TO STDOUT").c_str()));
+  if (PQresultStatus(r.get()) != PGRES_COPY_OUT) return QueryError(conn_.get(), r.get(), "query");
+  return Status::Ok();
+}
+
+Status PostgresQuerySource::Describe(const std::string& query) {
+  ResultPtr prepared(PQprepare(conn_.get(), "", query.c_str(), 0, nullptr));
+  if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) {
+    return QueryError(conn_.get(), prepared.get(), "query");
+  }
+  ResultPtr d(PQdescribePrepared(conn_.get(), ""));
+  if (PQresultStatus(d.get()) != PGRES_COMMAND_OK) {
+    return QueryError(conn_.get(), d.get(), "describing the query");
+  }
+  auto rel = std::make_shared<Relation>();
+  rel->name = "query";
+  const int n = PQnfields(d.get());
+  Oid table = n > 0 ? PQftable(d.get(), 0) : InvalidOid;
+  for (int i = 0; i < n; ++i) {
+    Column c;
+    c.name = PQfname(d.get(), i);
+    c.type_oid = PQftype(d.get(), i);
+    c.type_modifier = PQfmod(d.get(), i);
+    c.type = ValueTypeForOid(c.type_oid);
+    rel->columns.push_back(std::move(c));
+    if (PQftable(d.get(), i) != table) table = InvalidOid;
+  }
+  if (table != InvalidOid) {
+    // One source table: its name, and its primary key for sinks that upsert.
+    const std::string oid = std::to_string(table);
+    ASSIGN_OR_RETURN(
+        ResultPtr t,
+        Exec(conn_.get(),
+             "SELECT n.nspname, c.relname, coalesce((SELECT array_to_string(i.indkey, ' ')"
+             " FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), '')"
+             " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = " + oid,
+             "describing the query's table"));
+    if (PQntuples(t.get()) == 1) {
+      rel->id = table;
+      rel->schema = PQgetvalue(t.get(), 0, 0);
+      rel->name = PQgetvalue(t.get(), 0, 1);
+      std::string keys = std::string(" ") + PQgetvalue(t.get(), 0, 2) + " ";
+      for (int i = 0; i < n; ++i) {
+        int attnum = PQftablecol(d.get(), i);
+        rel->columns[i].key =
+            attnum > 0 && keys.find(" " + std::to_string(attnum) + " ") != std::string::npos;
+      }
+    }
+  }
+  relation_ = std::move(rel);
+  return Status::Ok();
+}
+
+Result<SourceEvent> PostgresQuerySource::Next(std::chrono::milliseconds wait) {
+  if (conn_ == nullptr) return Internal("postgres query source: Next before Open");
+  const Clock::time_point deadline = Clock::now() + wait;
+  while (!done_ && pending_.changes.size() < config_.batch_size) {
+    char* buffer = nullptr;
+    int n = PQgetCopyData(conn_.get(), &buffer, /*async=*/1);
+    if (n > 0) {
+      Change c;
+      c.op = ChangeOp::kRead;
+      c.relation = relation_;
+      c.ordinal = static_cast<uint32_t>(pending_.changes.size());
+      c.after.emplace();
+      Status s = ParseCopyTextRow(std::string_view(buffer, static_cast<size_t>(n)),
+                                  relation_->columns.size(), *c.after);
+      PQfreemem(buffer);
+      RETURN_IF_ERROR(s);
+      pending_.changes.push_back(std::move(c));
+      continue;
+    }
+    if (n == -1) {
+      RETURN_IF_ERROR(Finish());
+      done_ = true;
+      break;
+    }
+    if (n == -2) return Unavailable("query: " + std::string(PQerrorMessage(conn_.get())));
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return SourceEvent{SourceEvent::Kind::kIdle, {}};
+    pollfd fd{PQsocket(conn_.get()), POLLIN, 0};
+    int ready = poll(&fd, 1, static_cast<int>(left.count()) + 1);
+    if (ready < 0 && errno != EINTR) return Unavailable("poll on query connection failed");
+    if (ready > 0 && PQconsumeInput(conn_.get()) == 0) {
+      return Unavailable("query: " + std::string(PQerrorMessage(conn_.get())));
+    }
+  }
+  if (pending_.changes.empty()) return SourceEvent{SourceEvent::Kind::kEnd, {}};
+  SourceEvent e{SourceEvent::Kind::kPage, std::move(pending_)};
+  pending_ = Page();
+  return e;
+}
+
+Status PostgresQuerySource::Finish() {
+  ResultPtr r(PQgetResult(conn_.get()));
+  if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) return QueryError(conn_.get(), r.get(), "query");
+  while (ResultPtr rest{PQgetResult(conn_.get())}) {
+  }
+  return Status::Ok();
+}
+
+}  // namespace postgres
+}  // namespace faucet

@@ -1,0 +1,49 @@
+// The postgres query source (`type: postgres`): streams the rows of one query as kRead changes,
+// through `COPY (query) TO STDOUT` in text format, so that memory stays bounded whatever the
+// result size and values keep exactly the text Postgres prints. The relation comes from
+// describing the prepared query (no rows are read twice); when every column comes from one
+// table, it carries that table's name and marks its primary-key columns.
+//
+// A query is not resumable: no page carries a bookmark, and a rerun reads everything again.
+#pragma once
+
+#include <memory>
+
+#include "config/block.h"
+#include "core/source.h"
+#include "sources/postgres/pg_connection.h"
+#include "sources/postgres/postgres_config.h"
+
+namespace faucet {
+
+// Builds a postgres query source from its `config:` block; no I/O until Open.
+Result<std::unique_ptr<Source>> MakePostgresQuerySource(const config::Block& block);
+
+namespace postgres {
+
+class PostgresQuerySource final : public Source {
+ public:
+  explicit PostgresQuerySource(PostgresQueryConfig config);
+
+  // Connects, describes the query and starts the COPY. `start` is ignored (a query is read
+  // whole). A query the server rejects (syntax, unknown table) is kInvalidArgument.
+  Status Open(const std::optional<Bookmark>& start) override;
+  // Pages of batch_size rows (the last may be smaller), without bookmarks; then kEnd.
+  Result<SourceEvent> Next(std::chrono::milliseconds wait) override;
+
+  const RelationPtr& relation() const { return relation_; }
+
+ private:
+  Status Describe(const std::string& query);
+  // Finishes the COPY: its final status, then the connection goes idle.
+  Status Finish();
+
+  const PostgresQueryConfig config_;
+  ConnPtr conn_;
+  RelationPtr relation_;
+  Page pending_;  // rows read, not yet handed out: pages are batch_size rows but the last
+  bool done_ = false;
+};
+
+}  // namespace postgres
+}  // namespace faucet

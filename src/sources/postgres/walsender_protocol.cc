@@ -1,0 +1,63 @@
+#include "sources/postgres/walsender_protocol.h"
+
+namespace faucet::postgres {
+namespace {
+
+uint64_t ReadU64(std::string_view d, size_t at) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(d[at + i]);
+  return v;
+}
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
+}
+
+}  // namespace
+
+Result<ReplicationMessage> ParseReplicationMessage(std::string_view data) {
+  if (data.empty()) return DataLoss("replication: empty CopyData message");
+  switch (data[0]) {
+    case 'w': {
+      if (data.size() < 25) {
+        return DataLoss("replication: XLogData of " + std::to_string(data.size()) +
+                        " bytes is shorter than its 25-byte header");
+      }
+      XLogData x;
+      x.wal_start = Lsn(ReadU64(data, 1));
+      x.wal_end = Lsn(ReadU64(data, 9));
+      x.server_time = static_cast<int64_t>(ReadU64(data, 17));
+      x.payload = data.substr(25);
+      return ReplicationMessage(x);
+    }
+    case 'k': {
+      if (data.size() != 18) {
+        return DataLoss("replication: keepalive of " + std::to_string(data.size()) +
+                        " bytes (expected 18)");
+      }
+      Keepalive k;
+      k.wal_end = Lsn(ReadU64(data, 1));
+      k.server_time = static_cast<int64_t>(ReadU64(data, 9));
+      k.reply_requested = data[17] != 0;
+      return ReplicationMessage(k);
+    }
+    default:
+      return DataLoss("replication: unknown CopyData message type " +
+                      std::to_string(static_cast<uint8_t>(data[0])));
+  }
+}
+
+std::string EncodeStandbyStatus(Lsn written, Lsn flushed, Lsn applied, int64_t now_postgres_micros,
+                                bool reply_requested) {
+  std::string out;
+  out.reserve(34);
+  out.push_back('r');
+  PutU64(out, written.value());
+  PutU64(out, flushed.value());
+  PutU64(out, applied.value());
+  PutU64(out, static_cast<uint64_t>(now_postgres_micros));
+  out.push_back(reply_requested ? 1 : 0);
+  return out;
+}
+
+}  // namespace faucet::postgres

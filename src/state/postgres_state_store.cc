@@ -1,0 +1,167 @@
+#include "state/postgres_state_store.h"
+
+#include <libpq-fe.h>
+
+#include "core/redact.h"
+#include "state/state_json.h"
+
+namespace faucet {
+namespace {
+
+std::string TableDdl(const std::string& quoted_table) {
+  return "CREATE TABLE IF NOT EXISTS " + quoted_table +
+         " (key TEXT PRIMARY KEY, value JSONB NOT NULL,"
+         " updated_at TIMESTAMPTZ NOT NULL DEFAULT now())";
+}
+
+// libpq messages end with a newline and may span indented lines ("DETAIL: ..."); one line
+// reads better in a log.
+std::string OneLine(const char* message) {
+  std::string out;
+  for (const char* p = message == nullptr ? "" : message; *p != '\0'; ++p) {
+    bool space = *p == '\n' || *p == '\t' || *p == ' ';
+    if (!space) {
+      out += *p;
+    } else if (!out.empty() && out.back() != ' ') {
+      out += ' ';
+    }
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// SQLSTATEs after which the same statement may succeed later: connection exceptions (08),
+// transaction rollbacks such as serialization failures and deadlocks (40), insufficient
+// resources (53), operator intervention such as a server shutdown (57), and a write refused by
+// a standby during a failover (25006).
+bool RetryableSqlState(const std::string& state) {
+  std::string cls = state.substr(0, 2);
+  return cls == "08" || cls == "40" || cls == "53" || cls == "57" || state == "25006";
+}
+
+}  // namespace
+
+PostgresStateStore::PostgresStateStore(std::string url, const std::string& table)
+    : url_(std::move(url)), quoted_table_('"' + table + '"') {}
+
+PostgresStateStore::~PostgresStateStore() {
+  if (conn_ != nullptr) PQfinish(conn_);
+}
+
+Result<std::unique_ptr<PostgresStateStore>> PostgresStateStore::Open(const std::string& url,
+                                                                     const std::string& table,
+                                                                     bool ensure_table) {
+  std::unique_ptr<PostgresStateStore> store(new PostgresStateStore(url, table));
+  {
+    std::lock_guard lock(store->mu_);
+    RETURN_IF_ERROR(store->Connect());
+  }
+  if (ensure_table) {
+    // Two processes creating the table at once: the loser fails with a unique violation in
+    // the catalog, and its second CREATE ... IF NOT EXISTS finds the table there.
+    if (!store->Exec(TableDdl(store->quoted_table_), {}).ok()) {
+      Result<Rows> again = store->Exec(TableDdl(store->quoted_table_), {});
+      if (!again.ok()) return again.status().WithContext("cannot create the state table");
+    }
+  }
+  return store;
+}
+
+std::string PostgresStateStore::Describe() const {
+  return "postgres state store " + Redact(url_) + " table " + quoted_table_;
+}
+
+Status PostgresStateStore::Connect() {
+  if (conn_ != nullptr) PQfinish(conn_);
+  // Defaults that the URL may override: with expand_dbname the URL's own parameters replace
+  // the earlier keywords. Without a timeout an unreachable host would block a run for minutes.
+  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
+  const char* values[] = {"10", "faucet", url_.c_str(), nullptr};
+  conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
+  std::string why = conn_ == nullptr ? "out of memory" : OneLine(PQerrorMessage(conn_));
+  if (conn_ != nullptr) PQfinish(conn_);
+  conn_ = nullptr;
+  return Unavailable(Redact(Describe() + ": cannot connect: " + why));
+}
+
+Result<PostgresStateStore::Rows> PostgresStateStore::Exec(const std::string& sql,
+                                                          const std::vector<std::string>& params) {
+  std::lock_guard lock(mu_);
+  bool fresh = false;
+  if (conn_ == nullptr || PQstatus(conn_) == CONNECTION_BAD) {
+    RETURN_IF_ERROR(Connect());
+    fresh = true;
+  }
+  Result<Rows> rows = ExecOnce(sql, params);
+  if (rows.ok() || fresh || PQstatus(conn_) != CONNECTION_BAD) return rows;
+  // The server restarted, or a proxy dropped the idle connection: one fresh attempt. Every
+  // statement here is idempotent, so one that committed before the break may run again.
+  RETURN_IF_ERROR(Connect());
+  return ExecOnce(sql, params);
+}
+
+Result<PostgresStateStore::Rows> PostgresStateStore::ExecOnce(
+    const std::string& sql, const std::vector<std::string>& params) {
+  std::vector<const char*> values;
+  for (const std::string& p : params) values.push_back(p.c_str());
+  std::unique_ptr<PGresult, decltype(&PQclear)> res(
+      PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), /*paramTypes=*/nullptr,
+                   values.data(), /*paramLengths=*/nullptr, /*paramFormats=*/nullptr,
+                   /*resultFormat=*/0),
+      &PQclear);
+  ExecStatusType status = PQresultStatus(res.get());
+  if (status == PGRES_COMMAND_OK) return Rows{};
+  if (status == PGRES_TUPLES_OK) {
+    Rows rows;
+    for (int i = 0; i < PQntuples(res.get()); ++i) {
+      if (PQgetisnull(res.get(), i, 0)) {
+        rows.first_column.emplace_back();
+      } else {
+        rows.first_column.emplace_back(PQgetvalue(res.get(), i, 0));
+      }
+    }
+    return rows;
+  }
+
+  const char* state_field = res ? PQresultErrorField(res.get(), PG_DIAG_SQLSTATE) : nullptr;
+  std::string state = state_field == nullptr ? "" : state_field;
+  std::string why = OneLine(res ? PQresultErrorMessage(res.get()) : PQerrorMessage(conn_));
+  if (state == "42P01") {
+    return FailedPrecondition(Redact(Describe() + ": the table does not exist; create it with `" +
+                                     TableDdl(quoted_table_) +
+                                     "`, or set ensure_table: true in the state config"));
+  }
+  std::string message = Redact(Describe() + ": " + why);
+  if (PQstatus(conn_) == CONNECTION_BAD || state.empty() || RetryableSqlState(state)) {
+    return Unavailable(message);
+  }
+  return Internal(message + " (SQLSTATE " + state + ")");
+}
+
+Result<std::optional<Json>> PostgresStateStore::Get(const std::string& key) {
+  RETURN_IF_ERROR(ValidateStateKey(key));
+  ASSIGN_OR_RETURN(Rows rows,
+                   Exec("SELECT value::text FROM " + quoted_table_ + " WHERE key = $1", {key}));
+  if (rows.first_column.empty() || !rows.first_column[0]) return std::optional<Json>();
+  ASSIGN_OR_RETURN(Json value,
+                   ParseStateValue(*rows.first_column[0], Describe() + " row '" + key + "'"));
+  return std::optional<Json>(std::move(value));
+}
+
+Status PostgresStateStore::Put(const std::string& key, const Json& value) {
+  RETURN_IF_ERROR(ValidateStateKey(key));
+  ASSIGN_OR_RETURN(std::string text, DumpStateValue(value));
+  return Exec("INSERT INTO " + quoted_table_ +
+                  " (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO UPDATE SET"
+                  " value = EXCLUDED.value, updated_at = now()",
+              {key, text})
+      .status();
+}
+
+Status PostgresStateStore::Delete(const std::string& key) {
+  RETURN_IF_ERROR(ValidateStateKey(key));
+  return Exec("DELETE FROM " + quoted_table_ + " WHERE key = $1", {key}).status();
+}
+
+}  // namespace faucet

@@ -1,0 +1,68 @@
+#include "testing/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "testing/services.h"
+
+namespace faucet::testing {
+
+Process::Process(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env) {
+  output_path_ = TempDir("proc") + "/output";
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(output_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    for (const auto& [k, v] : env) {
+      if (v.empty()) unsetenv(k.c_str());
+      else setenv(k.c_str(), v.c_str(), 1);
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+}
+
+Process::~Process() {
+  if (!waited_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+void Process::Kill(int sig) { kill(pid_, sig); }
+
+ProcessResult Process::Wait() {
+  ProcessResult r;
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  waited_ = true;
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  std::ifstream in(output_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.output = ss.str();
+  return r;
+}
+
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env) {
+  Process p(argv, env);
+  return p.Wait();
+}
+
+}  // namespace faucet::testing

@@ -1,0 +1,42 @@
+// Runs the faucet binary (or any program) as a child process, for crash and CLI tests that must
+// see what a real process leaves behind when it dies.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace faucet::testing {
+
+struct ProcessResult {
+  int exit_code = -1;  // when it exited
+  int signal = 0;      // when a signal killed it
+  std::string output;  // stdout and stderr, interleaved
+};
+
+class Process {
+ public:
+  // Starts `argv` with the current environment plus `env` (empty value = unset).
+  Process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void Kill(int sig);
+  // Waits for the exit and collects the output.
+  ProcessResult Wait();
+
+ private:
+  pid_t pid_ = -1;
+  std::string output_path_;
+  bool waited_ = false;
+};
+
+// Starts and waits.
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env = {});
+
+}  // namespace faucet::testing

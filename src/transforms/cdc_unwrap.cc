@@ -1,0 +1,124 @@
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "transforms/relation_cache.h"
+#include "transforms/transforms.h"
+
+namespace faucet {
+namespace {
+
+// The long op names of the reference's Postgres envelopes, so delete_ops/drop_ops written for
+// it ("delete", "truncate") keep working beside the one-letter codes.
+const char* LongOpName(ChangeOp op) {
+  switch (op) {
+    case ChangeOp::kInsert: return "insert";
+    case ChangeOp::kUpdate: return "update";
+    case ChangeOp::kDelete: return "delete";
+    case ChangeOp::kRead: return "read";
+    case ChangeOp::kTruncate: return "truncate";
+  }
+  return "";
+}
+
+bool OpIn(ChangeOp op, const std::vector<std::string>& ops) {
+  std::string code(1, ChangeOpCode(op));
+  return std::find(ops.begin(), ops.end(), code) != ops.end() ||
+         std::find(ops.begin(), ops.end(), LongOpName(op)) != ops.end();
+}
+
+class CdcUnwrap : public Transform {
+ public:
+  CdcUnwrap(std::string marker_field, std::vector<std::string> delete_ops,
+            std::vector<std::string> drop_ops, std::vector<std::string> key)
+      : delete_ops_(std::move(delete_ops)),
+        drop_ops_(std::move(drop_ops)),
+        key_(std::move(key)),
+        relations_([marker_field](const Relation& r) {
+          Relation derived = r;
+          derived.columns.push_back(Column{marker_field, ValueType::kText, 25, -1, false});
+          return derived;
+        }) {}
+
+  Status Apply(Page& page) override {
+    std::vector<Change> out;
+    out.reserve(page.changes.size());
+    for (Change& c : page.changes) {
+      if (c.op == ChangeOp::kRead) {  // already a flat row (a snapshot or query source)
+        out.push_back(std::move(c));
+        continue;
+      }
+      if (OpIn(c.op, drop_ops_)) continue;
+      if (OpIn(c.op, delete_ops_)) {
+        if (!c.before) {
+          spdlog::warn("cdc_unwrap: delete on {}.{} without a before image, dropped",
+                       c.relation->schema, c.relation->name);
+          continue;
+        }
+        out.push_back(Flat(c, std::move(*c.before), "d"));
+        continue;
+      }
+      if (!c.after) continue;
+      if (c.op == ChangeOp::kUpdate && c.before && KeyChanged(*c.relation, *c.before, *c.after)) {
+        out.push_back(Flat(c, std::move(*c.before), "d"));
+      }
+      out.push_back(Flat(c, std::move(*c.after), "u"));
+    }
+    page.changes = std::move(out);
+    return Status::Ok();
+  }
+
+ private:
+  Change Flat(const Change& c, Row row, const char* marker) {
+    Change flat;
+    flat.op = ChangeOp::kRead;
+    flat.relation = relations_.For(c.relation);
+    row.push_back(Cell::Value(marker));
+    flat.after = std::move(row);
+    flat.commit_time_us = c.commit_time_us;
+    flat.commit_position = c.commit_position;
+    flat.ordinal = c.ordinal;
+    return flat;
+  }
+
+  // The configured key columns, else the relation's own replica identity.
+  bool IsKey(const Column& col) const {
+    if (key_.empty()) return col.key;
+    return std::find(key_.begin(), key_.end(), col.name) != key_.end();
+  }
+
+  bool KeyChanged(const Relation& r, const Row& before, const Row& after) const {
+    for (size_t i = 0; i < r.columns.size() && i < before.size() && i < after.size(); ++i) {
+      if (!IsKey(r.columns[i])) continue;
+      if (before[i].state != after[i].state || before[i].text != after[i].text) return true;
+    }
+    return false;
+  }
+
+  std::vector<std::string> delete_ops_;
+  std::vector<std::string> drop_ops_;
+  std::vector<std::string> key_;
+  DerivedRelations relations_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Transform>> MakeCdcUnwrap(const config::ConnectorSpec& spec) {
+  const config::Block& cfg = spec.config;
+  // The envelope field names describe the reference's JSON records; our changes are typed, so
+  // they are accepted for compatibility but must keep their meaning.
+  for (const char* key : {"op_field", "after_field", "before_field", "key_field"}) {
+    ASSIGN_OR_RETURN(std::optional<std::string> v, cfg.OptionalString(key));
+    (void)v;
+  }
+  ASSIGN_OR_RETURN(std::string marker, cfg.String("marker_field", "__op"));
+  if (marker.empty()) return cfg.Error("marker_field", "must not be empty");
+  ASSIGN_OR_RETURN(std::vector<std::string> delete_ops, cfg.StringList("delete_ops"));
+  if (!cfg.Has("delete_ops")) delete_ops = {"d", "delete"};
+  ASSIGN_OR_RETURN(std::vector<std::string> drop_ops, cfg.StringList("drop_ops"));
+  if (!cfg.Has("drop_ops")) drop_ops = {"ddl", "truncate"};
+  ASSIGN_OR_RETURN(std::vector<std::string> key, spec.spec.StringList("key"));
+  return std::unique_ptr<Transform>(new CdcUnwrap(marker, delete_ops, drop_ops, key));
+}
+
+}  // namespace faucet

@@ -1,0 +1,191 @@
+// Large transactions with protocol 2 (streaming 'on'), against a real server: they arrive
+// complete, in page-sized chunks of which only the last carries the bookmark; concurrent small
+// transactions are not held back; aborted (sub)transactions vanish; past the memory budget
+// the chunks spill to disk; and a million-row transaction streams in bounded memory.
+//
+// The walsender streams a transaction once its decoded changes exceed logical_decoding_work_mem
+// — a setting of the walsender's own session, so the tests lower it through the replication
+// connection's startup options rather than in the writing session.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/pipeline.h"
+#include "sources/postgres/pg_test_support.h"
+#include "sources/postgres/postgres_cdc_source.h"
+#include "testing/services.h"
+
+namespace faucet::postgres {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CollectingSink;
+using testing::LockedStateStore;
+using testing::TestDb;
+
+std::string WithSmallDecodingMemory(const std::string& url) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") +
+         "options=-c%20logical_decoding_work_mem%3D64kB";
+}
+
+class PostgresCdcStreamingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    table_ = faucet::testing::UniqueName("stream_t");
+    publication_ = faucet::testing::UniqueName("stream_pub");
+    slot_ = faucet::testing::UniqueName("stream_slot");
+    db_.CreateTableAndPublication(table_, "id int PRIMARY KEY, v text", publication_);
+    guard_ = std::make_unique<testing::SlotGuard>(db_.url(), slot_);
+    config_ = testing::TestCdcConfig(WithSmallDecodingMemory(db_.url()), slot_, publication_);
+    PostgresCdcSource source(config_);
+    Result<Bookmark> p = source.CapturePosition();
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+  }
+
+  Result<PipelineStats> Run(PostgresCdcSource& source, CollectingSink& sink) {
+    PipelineOptions options;
+    options.state_key = "pgtest::" + slot_;
+    Pipeline pipeline(source, {}, sink, state_, options);
+    return pipeline.Run();
+  }
+
+  TestDb db_;
+  LockedStateStore state_;
+  std::string table_, publication_, slot_;
+  std::unique_ptr<testing::SlotGuard> guard_;
+  PostgresCdcConfig config_;
+};
+
+TEST_F(PostgresCdcStreamingTest, LargeTransactionArrivesChunkedWithTheBookmarkOnlyOnItsLastChunk) {
+  // While the large transaction is open and streaming, a small one commits: it must come out
+  // first, whole, with its own bookmark.
+  TestDb writer;
+  writer.Exec("BEGIN");
+  writer.Exec("INSERT INTO " + table_ + " SELECT g, 'row ' || g FROM generate_series(1, 10000) g");
+  db_.Exec("INSERT INTO " + table_ + " VALUES (-1, 'small')");
+  writer.Exec("INSERT INTO " + table_ +
+              " SELECT g, 'row ' || g FROM generate_series(10001, 20000) g");
+  writer.Exec("COMMIT");
+
+  config_.stream_memory_bytes = 256 << 10;  // and spill to disk past 256 KiB
+  PostgresCdcSource source(config_);
+  CollectingSink sink;
+  Result<PipelineStats> run = Run(source, sink);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(source.stats().streamed_transactions, 1u);
+  EXPECT_GT(source.stats().spilled_bytes, 256u << 10);
+
+  // Pages are either the small transaction or chunks of the large one.
+  std::vector<const Page*> large;
+  bool small_seen = false;
+  for (const Page& p : sink.pages) {
+    if (p.changes.empty()) continue;  // an idle page
+    if ((*p.changes[0].after)[0].text == "-1") {
+      EXPECT_FALSE(small_seen);
+      EXPECT_TRUE(large.empty()) << "the small transaction committed first";
+      EXPECT_TRUE(p.bookmark.has_value());
+      small_seen = true;
+      continue;
+    }
+    large.push_back(&p);
+  }
+  ASSERT_TRUE(small_seen);
+  ASSERT_EQ(large.size(), 20u) << "20000 rows in pages of batch_size 1000";
+  int next = 1;
+  for (size_t i = 0; i < large.size(); ++i) {
+    EXPECT_EQ(large[i]->bookmark.has_value(), i + 1 == large.size()) << "chunk " << i;
+    for (const Change& c : large[i]->changes) {
+      ASSERT_EQ((*c.after)[0].text, std::to_string(next)) << "chunk " << i;
+      ++next;
+    }
+  }
+  EXPECT_EQ(next, 20001);
+  // The persisted position is the large transaction's end, not any point inside it.
+  EXPECT_EQ(state_.PersistedLsn("pgtest::" + slot_).value(),
+            *Lsn::Parse(large.back()->bookmark->value["last_lsn"].get<std::string>()));
+}
+
+TEST_F(PostgresCdcStreamingTest, AbortedStreamedTransactionsAndRolledBackSavepointsVanish) {
+  TestDb writer;
+  writer.Exec("BEGIN");
+  writer.Exec("INSERT INTO " + table_ + " SELECT g, 'aborted' FROM generate_series(1, 5000) g");
+  writer.Exec("ROLLBACK");
+  writer.Exec("BEGIN");
+  writer.Exec("INSERT INTO " + table_ + " SELECT g, 'kept' FROM generate_series(1, 5000) g");
+  writer.Exec("SAVEPOINT s");
+  writer.Exec("INSERT INTO " + table_ +
+              " SELECT g, 'rolled back' FROM generate_series(100001, 105000) g");
+  writer.Exec("ROLLBACK TO SAVEPOINT s");
+  writer.Exec("INSERT INTO " + table_ + " SELECT g, 'kept' FROM generate_series(5001, 5010) g");
+  writer.Exec("COMMIT");
+
+  PostgresCdcSource source(config_);
+  CollectingSink sink;
+  Result<PipelineStats> run = Run(source, sink);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_GE(source.stats().streamed_transactions, 1u);
+  std::vector<Change> changes = sink.Changes();
+  ASSERT_EQ(changes.size(), 5010u);
+  for (size_t i = 0; i < changes.size(); ++i) {
+    ASSERT_EQ((*changes[i].after)[1].text, "kept");
+    ASSERT_EQ((*changes[i].after)[0].text, std::to_string(i + 1));
+  }
+}
+
+TEST_F(PostgresCdcStreamingTest, SmallTransactionsShareAPage) {
+  for (int i = 1; i <= 50; ++i) {
+    db_.Exec("INSERT INTO " + table_ + " VALUES (" + std::to_string(i) + ", 'x')");
+  }
+  PostgresCdcSource source(config_);
+  CollectingSink sink;
+  Result<PipelineStats> run = Run(source, sink);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(sink.Changes().size(), 50u);
+  size_t pages_with_rows = 0;
+  for (const Page& p : sink.pages) {
+    if (!p.changes.empty()) {
+      ++pages_with_rows;
+      EXPECT_TRUE(p.bookmark.has_value());
+    }
+  }
+  EXPECT_LT(pages_with_rows, 50u / 5) << "50 committed transactions, already waiting";
+}
+
+TEST_F(PostgresCdcStreamingTest, MillionRowTransactionStreamsInBoundedMemory) {
+  // The server's default logical_decoding_work_mem (64 MB): streaming starts once a
+  // transaction outgrows it, as in production.
+  config_.connection_url = db_.url();
+  config_.idle_timeout = 10s;
+  // ~150 bytes a row: the streamed transaction (~170 MB of messages) outgrows the source's
+  // 64 MiB stream buffer and spills.
+  db_.Exec("INSERT INTO " + table_ +
+           " SELECT g, 'value number ' || g || repeat('x', 130) FROM generate_series(1, 1000000) g");
+  const auto start = std::chrono::steady_clock::now();
+  PostgresCdcSource source(config_);
+  CollectingSink sink;
+  sink.keep_changes = false;
+  Result<PipelineStats> run = Run(source, sink);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(sink.change_count, 1000000u);
+  EXPECT_EQ(source.stats().streamed_transactions, 1u);
+  EXPECT_GT(source.stats().spilled_bytes, 0u);
+  size_t with_bookmark = 0;
+  for (const Page& p : sink.pages) with_bookmark += p.bookmark.has_value();
+  EXPECT_TRUE(sink.pages.back().bookmark.has_value());
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const long peak_mib = usage.ru_maxrss / 1024;
+  std::printf("1,000,000-row transaction: %.1f s (incl. %.1f s idle timeout), %zu pages "
+              "(%zu with a bookmark), %llu bytes spilled, peak RSS %ld MiB\n",
+              seconds, std::chrono::duration<double>(config_.idle_timeout).count(),
+              sink.pages.size(), with_bookmark,
+              static_cast<unsigned long long>(source.stats().spilled_bytes), peak_mib);
+  EXPECT_LT(peak_mib, 256);
+}
+
+}  // namespace
+}  // namespace faucet::postgres

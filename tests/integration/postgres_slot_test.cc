@@ -1,0 +1,269 @@
+// Slot control and the doctor against a real server: a busy slot is retried, a slot ahead of
+// the bookmark is a typed resync error, CapturePosition creates and reports the slot, DropSlot
+// removes it, missing things are named, secrets stay out of errors, and the doctor reports
+// what a pipeline needs.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/pipeline.h"
+#include "sources/postgres/doctor.h"
+#include "sources/postgres/pg_test_support.h"
+#include "sources/postgres/postgres_cdc_source.h"
+#include "sources/postgres/slot.h"
+#include "testing/services.h"
+
+namespace faucet::postgres {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CollectingSink;
+using testing::LockedStateStore;
+using testing::TestDb;
+
+class PostgresSlotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    table_ = faucet::testing::UniqueName("slot_t");
+    publication_ = faucet::testing::UniqueName("slot_pub");
+    slot_ = faucet::testing::UniqueName("slot_slot");
+    db_.CreateTableAndPublication(table_, "id int PRIMARY KEY", publication_);
+    guard_ = std::make_unique<testing::SlotGuard>(db_.url(), slot_);
+    config_ = testing::TestCdcConfig(db_.url(), slot_, publication_);
+  }
+
+  Bookmark Capture() {
+    PostgresCdcSource source(config_);
+    Result<Bookmark> p = source.CapturePosition();
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return p.ok() ? *p : Bookmark{};
+  }
+
+  TestDb db_;
+  std::string table_, publication_, slot_;
+  std::unique_ptr<testing::SlotGuard> guard_;
+  PostgresCdcConfig config_;
+};
+
+TEST_F(PostgresSlotTest, CapturePositionCreatesAPermanentSlotAndReturnsItsConfirmedPosition) {
+  ASSERT_FALSE(db_.ConfirmedFlush(slot_).has_value());
+  Bookmark p = Capture();
+  std::optional<Lsn> confirmed = db_.ConfirmedFlush(slot_);
+  ASSERT_TRUE(confirmed.has_value());
+  EXPECT_EQ(p.value, (Json{{"last_lsn", confirmed->ToString()}}));
+  EXPECT_EQ(db_.Scalar("SELECT temporary FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'"),
+            "f");
+  // Captured again later, it is still the slot's position, not the current WAL end.
+  db_.Exec("INSERT INTO " + table_ + " VALUES (1)");
+  EXPECT_EQ(Capture(), p);
+}
+
+TEST_F(PostgresSlotTest, CapturePositionRefusesATemporarySlot) {
+  config_.temporary_slot = true;
+  PostgresCdcSource source(config_);
+  EXPECT_EQ(source.CapturePosition().status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(PostgresSlotTest, MissingSlotWithoutCreateIsNotFound) {
+  config_.create_slot_if_missing = false;
+  PostgresCdcSource source(config_);
+  Status s = source.Open(std::nullopt);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
+  EXPECT_NE(s.message().find(slot_), std::string::npos);
+  EXPECT_FALSE(db_.ConfirmedFlush(slot_).has_value());
+}
+
+TEST_F(PostgresSlotTest, MissingPublicationIsNotFound) {
+  config_.publication_name = "no_such_publication";
+  PostgresCdcSource source(config_);
+  Status s = source.Open(std::nullopt);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
+  EXPECT_NE(s.message().find("no_such_publication"), std::string::npos);
+}
+
+TEST_F(PostgresSlotTest, UnreachableServerIsUnavailableWithoutThePassword) {
+  config_.connection_url = "postgres://faucet:sekret@127.0.0.1:1/faucet";
+  PostgresCdcSource source(config_);
+  Status s = source.Open(std::nullopt);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_EQ(s.message().find("sekret"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("faucet:***@"), std::string::npos) << s.message();
+}
+
+TEST_F(PostgresSlotTest, ActiveSlotIsRetriedUntilItsHolderLetsGo) {
+  Capture();
+  auto holder = std::make_unique<PostgresCdcSource>(config_);
+  ASSERT_TRUE(holder->Open(std::nullopt).ok());
+  {
+    // Few retries: gives up with kUnavailable naming the cause.
+    PostgresCdcConfig impatient = config_;
+    impatient.slot_acquire_retries = 1;
+    PostgresCdcSource source(impatient);
+    auto start = std::chrono::steady_clock::now();
+    Status s = source.Open(std::nullopt);
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+    EXPECT_NE(s.message().find("active"), std::string::npos) << s.message();
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
+  }
+  std::thread release([&] {
+    std::this_thread::sleep_for(700ms);
+    holder.reset();
+  });
+  PostgresCdcSource source(config_);
+  auto start = std::chrono::steady_clock::now();
+  Status s = source.Open(std::nullopt);
+  release.join();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 700ms);
+}
+
+TEST_F(PostgresSlotTest, SlotAheadOfTheBookmarkNeedsAResync) {
+  const Bookmark old = Capture();
+  db_.Exec("INSERT INTO " + table_ + " VALUES (1)");
+  {
+    PostgresCdcSource source(config_);
+    CollectingSink sink;
+    LockedStateStore state;
+    PipelineOptions options;
+    options.state_key = "pgtest::" + slot_;
+    Pipeline pipeline(source, {}, sink, state, options);
+    ASSERT_TRUE(pipeline.Run().ok());
+  }
+  auto until = std::chrono::steady_clock::now() + 5s;
+  while (db_.ConfirmedFlush(slot_) == *Lsn::Parse(old.value["last_lsn"].get<std::string>()) &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(20ms);
+  }
+  // A state store restored from an old backup: the slot has moved past it.
+  PostgresCdcSource source(config_);
+  Status s = source.Open(old);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("resync"), std::string::npos) << s.message();
+}
+
+TEST_F(PostgresSlotTest, RecreatedSlotIsAheadOfAnyEarlierBookmark) {
+  const Bookmark old = Capture();
+  ASSERT_TRUE(DropSlot(config_).ok());
+  db_.Exec("INSERT INTO " + table_ + " VALUES (1)");  // lost with the slot
+  PostgresCdcSource source(config_);
+  Status s = source.Open(old);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+}
+
+TEST_F(PostgresSlotTest, MalformedBookmarkIsDataLoss) {
+  Capture();
+  PostgresCdcSource source(config_);
+  EXPECT_EQ(source.Open(Bookmark{Json{{"file", "binlog.1"}}}).code(), StatusCode::kDataLoss);
+}
+
+TEST_F(PostgresSlotTest, DropSlotRemovesItAndAMissingSlotIsNotFound) {
+  Capture();
+  ASSERT_TRUE(db_.ConfirmedFlush(slot_).has_value());
+  Status s = DropSlot(config_);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(db_.ConfirmedFlush(slot_).has_value());
+  EXPECT_EQ(DropSlot(config_).code(), StatusCode::kNotFound);
+}
+
+TEST_F(PostgresSlotTest, TemporarySlotLivesOnlyAsLongAsTheSession) {
+  config_.temporary_slot = true;
+  db_.Exec("INSERT INTO " + table_ + " VALUES (1)");
+  {
+    PostgresCdcSource source(config_);
+    ASSERT_TRUE(source.Open(std::nullopt).ok());
+    EXPECT_EQ(db_.Scalar("SELECT temporary FROM pg_replication_slots WHERE slot_name = '" +
+                         slot_ + "'"),
+              "t");
+    db_.Exec("INSERT INTO " + table_ + " VALUES (2)");
+    auto pages = testing::ReadPages(source, [](auto& p) { return testing::CountChanges(p) >= 1; },
+                                    10s);
+    // Only what was written after the slot existed.
+    ASSERT_EQ(testing::CountChanges(pages), 1u);
+  }
+  auto until = std::chrono::steady_clock::now() + 5s;
+  while (db_.ConfirmedFlush(slot_).has_value() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_FALSE(db_.ConfirmedFlush(slot_).has_value());
+}
+
+TEST_F(PostgresSlotTest, ProtocolVersionOneStreamsWholeTransactions) {
+  config_.proto_version = 1;
+  Capture();
+  db_.Exec("INSERT INTO " + table_ + " SELECT generate_series(1, 3000)");
+  PostgresCdcSource source(config_);
+  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  auto pages = testing::ReadPages(source, [](auto& p) { return testing::CountChanges(p) >= 3000; },
+                                  15s);
+  EXPECT_EQ(testing::CountChanges(pages), 3000u);
+  EXPECT_EQ(source.stats().streamed_transactions, 0u);
+  std::vector<const Page*> chunks;
+  for (const Page& p : pages) {
+    if (!p.changes.empty()) chunks.push_back(&p);
+  }
+  ASSERT_EQ(chunks.size(), 3u) << "3000 rows in chunks of batch_size 1000";
+  EXPECT_FALSE(chunks[0]->bookmark.has_value());
+  EXPECT_FALSE(chunks[1]->bookmark.has_value());
+  EXPECT_TRUE(chunks[2]->bookmark.has_value());
+}
+
+const DoctorCheck* Find(const DoctorReport& r, const std::string& name) {
+  for (const DoctorCheck& c : r.checks) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+TEST_F(PostgresSlotTest, DoctorReportsAHealthySetup) {
+  Capture();
+  Result<DoctorReport> r = RunDoctor(config_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->ok()) << r->ToText();
+  for (const char* name : {"connection", "replication_connection", "server_version", "wal_level",
+                           "replication_privilege", "publication", "replica_identity",
+                           "max_slot_wal_keep_size", "slot", "slot_lag"}) {
+    const DoctorCheck* c = Find(*r, name);
+    ASSERT_NE(c, nullptr) << name << "\n" << r->ToText();
+    EXPECT_EQ(c->outcome, DoctorOutcome::kOk) << name << ": " << c->detail;
+  }
+  EXPECT_NE(Find(*r, "publication")->detail.find(table_), std::string::npos);
+  EXPECT_NE(Find(*r, "slot_lag")->detail.find("bytes"), std::string::npos);
+  EXPECT_EQ(r->ToJson()["ok"], true);
+  EXPECT_EQ(r->ToJson()["checks"][0]["check"], "connection");
+  EXPECT_EQ(r->ToText().find("faucet:faucet@"), std::string::npos) << r->ToText();
+  std::printf("%s", r->ToText().c_str());
+}
+
+TEST_F(PostgresSlotTest, DoctorWarnsAboutATableWithoutPrimaryKeyAndFailsOnAMissingPublication) {
+  const std::string bare = faucet::testing::UniqueName("slot_bare");
+  db_.Exec("CREATE TABLE " + bare + " (x int)");
+  db_.Exec("ALTER PUBLICATION " + publication_ + " ADD TABLE " + bare);
+  Result<DoctorReport> r = RunDoctor(config_);
+  ASSERT_TRUE(r.ok());
+  const DoctorCheck* ri = Find(*r, "replica_identity");
+  ASSERT_NE(ri, nullptr);
+  EXPECT_EQ(ri->outcome, DoctorOutcome::kWarn);
+  EXPECT_NE(ri->detail.find(bare), std::string::npos) << ri->detail;
+  EXPECT_EQ(ri->detail.find(table_ + " "), std::string::npos) << ri->detail;
+  EXPECT_EQ(Find(*r, "slot")->outcome, DoctorOutcome::kWarn) << "not created yet";
+  EXPECT_TRUE(r->ok());
+
+  config_.publication_name = "no_such_publication";
+  r = RunDoctor(config_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->ok());
+  EXPECT_EQ(Find(*r, "publication")->outcome, DoctorOutcome::kFail);
+  EXPECT_EQ(r->ToJson()["ok"], false);
+}
+
+TEST_F(PostgresSlotTest, DoctorReportsAnUnreachableServerAsAFailedCheck) {
+  config_.connection_url = "postgres://faucet:sekret@127.0.0.1:1/faucet";
+  Result<DoctorReport> r = RunDoctor(config_);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->checks.size(), 1u);
+  EXPECT_EQ(r->checks[0].outcome, DoctorOutcome::kFail);
+  EXPECT_EQ(r->ToText().find("sekret"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace faucet::postgres
