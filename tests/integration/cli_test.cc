@@ -1,0 +1,192 @@
+// The command line as a user meets it: exit codes, error messages that name the file, line and
+// key, the derived delivery guarantee, and no password in any output.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/process.h"
+#include "testing/services.h"
+
+namespace faucet {
+namespace {
+
+using testing::ProcessResult;
+using testing::RunProcess;
+
+std::string WriteConfig(const std::string& name, const std::string& text) {
+  std::string path = testing::TempDir("cli") + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+ProcessResult Faucet(const std::vector<std::string>& args,
+                     const std::map<std::string, std::string>& env = {}) {
+  std::vector<std::string> argv = {FAUCET_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProcess(argv, env);
+}
+
+const char* kGood =
+    "version: 1\n"
+    "pipeline:\n"
+    "  source: {type: generator, config: {count: 10}}\n"
+    "  sink: {type: jsonl, config: {path: ./out.jsonl}}\n"
+    "  state: {type: file, config: {path: ./state}}\n";
+
+struct BadConfig {
+  const char* what;
+  const char* yaml;
+  const char* expected;  // a substring of the error, with the line number
+};
+
+const BadConfig kBadConfigs[] = {
+    {"bad yaml", "pipeline:\n  source: {type: generator\n", "pipe.yaml:3:1:"},
+    {"unknown top-level key", "pipelines: {}\n", "pipe.yaml:1:1: pipelines: unknown key"},
+    {"wrong type",
+     "pipeline:\n  source: {type: generator, config: {count: ten}}\n  sink: {type: stdout}\n",
+     "pipe.yaml:2:45: pipeline.source.config.count: expected an integer >= 0, got 'ten'"},
+    {"missing env var",
+     "pipeline:\n  source: {type: generator}\n  sink:\n    type: jsonl\n"
+     "    config: {path: '${env:FAUCET_TEST_UNSET_VAR}'}\n",
+     "pipe.yaml:5:"},
+    {"bad state key (name)",
+     "name: 'has space'\npipeline:\n  source: {type: generator}\n  sink: {type: stdout}\n",
+     "pipe.yaml:1:7: name:"},
+    {"exactly_once with a jsonl sink",
+     "delivery: exactly_once\npipeline:\n  source: {type: postgres-cdc, config: "
+     "{connection_url: 'postgres://u:pw@h/db', slot_name: s, publication_name: p}}\n"
+     "  sink: {type: jsonl, config: {path: x.jsonl}}\n  state: {type: file, config: {path: st}}\n",
+     "pipe.yaml:1:11: delivery: exactly_once is not supported by sink 'jsonl'"},
+    {"exactly_once with a non-replayable source",
+     "delivery: exactly_once\npipeline:\n  source: {type: generator}\n"
+     "  sink: {type: jsonl, config: {path: x.jsonl}}\n",
+     "delivery: exactly_once is not supported by source 'generator'"},
+    {"unknown source type",
+     "pipeline:\n  source: {type: nosuch}\n  sink: {type: stdout}\n",
+     "pipe.yaml:2:18: pipeline.source.type: unknown source type 'nosuch'"},
+    {"connector not in this build",
+     "pipeline:\n  source: {type: mongodb-cdc}\n  sink: {type: stdout}\n",
+     "source connector 'mongodb-cdc' is not available in this build"},
+    {"unsupported reference key", "matrix: []\npipeline: {}\n", "'matrix' is not supported"},
+    {"missing required connector key",
+     "pipeline:\n  source: {type: generator}\n  sink: {type: jsonl, config: {}}\n",
+     "pipeline.sink.config.path: is required"},
+};
+
+void PrintTo(const BadConfig& c, std::ostream* os) { *os << c.what; }
+
+class MalformedConfig : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(MalformedConfig, ValidateNamesFileLineAndKeyAndExitsWith2) {
+  const BadConfig& c = GetParam();
+  std::string path = WriteConfig("pipe.yaml", c.yaml);
+  ProcessResult r = Faucet({"validate", path}, {{"FAUCET_TEST_UNSET_VAR", ""}});
+  EXPECT_EQ(r.exit_code, 2) << c.what << "\n" << r.output;
+  EXPECT_NE(r.output.find(c.expected), std::string::npos)
+      << c.what << ": expected '" << c.expected << "' in:\n" << r.output;
+  // `run` refuses the same config the same way, before touching anything.
+  ProcessResult run = Faucet({"run", path}, {{"FAUCET_TEST_UNSET_VAR", ""}});
+  EXPECT_EQ(run.exit_code, 2) << c.what << "\n" << run.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, MalformedConfig, ::testing::ValuesIn(kBadConfigs));
+
+TEST(Cli, ValidatePrintsTheDeliveryGuarantee) {
+  ProcessResult r = Faucet({"validate", WriteConfig("good.yaml", kGood)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("delivery: at-least-once"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ValidateJsonIsMachineReadable) {
+  ProcessResult r = Faucet({"validate", "--json", WriteConfig("good.yaml", kGood)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"delivery\": \"at-least-once\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"valid\": true"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MissingConfigFileIsAUsageError) {
+  ProcessResult r = Faucet({"validate", "/nonexistent/pipe.yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("/nonexistent/pipe.yaml"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnknownConnectorKeyIsAWarningNotAnError) {
+  std::string yaml = std::string(kGood) + "";
+  yaml.replace(yaml.find("count: 10"), 9, "count: 10, colour: blue");
+  ProcessResult r = Faucet({"validate", WriteConfig("warn.yaml", yaml)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pipeline.source.config.colour: unknown key"), std::string::npos)
+      << r.output;
+}
+
+TEST(Cli, RedisStateIsWarnedAsWeak) {
+  std::string yaml = std::string(kGood);
+  yaml.replace(yaml.find("{type: file, config: {path: ./state}}"), 37,
+               "{type: redis, config: {url: 'redis://127.0.0.1:1'}}");
+  ProcessResult r = Faucet({"validate", WriteConfig("redis.yaml", yaml)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("only as durable as the Redis server"), std::string::npos) << r.output;
+}
+
+TEST(Cli, PasswordsNeverReachOutput) {
+  std::string yaml =
+      "pipeline:\n  source: {type: postgres-cdc, config: {connection_url: "
+      "'postgres://app:hunter2secret@127.0.0.1:1/db', slot_name: s, publication_name: p}}\n"
+      "  sink: {type: stdout}\n  state: {type: memory}\n";
+  std::string path = WriteConfig("pw.yaml", yaml);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"validate", path}, {"validate", "--json", path}, {"run", path}}) {
+    ProcessResult r = Faucet(args, {{"FAUCET_LOG", "debug"}});
+    EXPECT_EQ(r.output.find("hunter2secret"), std::string::npos) << r.output;
+  }
+  ProcessResult run = Faucet({"run", path});
+  EXPECT_EQ(run.exit_code, 1) << run.output;  // the server is unreachable: a run failure
+  EXPECT_NE(run.output.find("app:***@"), std::string::npos) << run.output;
+}
+
+TEST(Cli, StateGetAndDeleteWorkOnTheConfigsStore) {
+  std::string dir = testing::TempDir("cli-state");
+  std::string path = dir + "/p.yaml";
+  std::ofstream(path) << "name: p\npipeline:\n  source: {type: generator, config: {count: 5}}\n"
+                         "  sink: {type: jsonl, config: {path: " << dir << "/o.jsonl}}\n"
+                         "  state: {type: file, config: {path: " << dir << "/state}}\n";
+  ASSERT_EQ(Faucet({"run", path}).exit_code, 0);
+  ProcessResult get = Faucet({"state", "get", path, "row-0"});
+  EXPECT_EQ(get.exit_code, 0);
+  EXPECT_EQ(get.output, "{\"last_id\":5}\n");
+  EXPECT_EQ(Faucet({"state", "get", path, "p::row-0"}).output, "{\"last_id\":5}\n");
+  EXPECT_EQ(Faucet({"state", "delete", path, "row-0"}).exit_code, 0);
+  EXPECT_EQ(Faucet({"state", "get", path, "row-0"}).exit_code, 1);
+  ProcessResult bad = Faucet({"state", "get", path, "bad key!"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("state key"), std::string::npos) << bad.output;
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"validate", "--help"}, {"run", "--help"}, {"state", "--help"},
+           {"state", "get", "--help"}, {"state", "delete", "--help"}, {"version", "--help"}}) {
+    ProcessResult r = Faucet(args);
+    EXPECT_EQ(r.exit_code, 0) << args[0];
+    EXPECT_NE(r.output.find("Usage"), std::string::npos) << r.output;
+  }
+}
+
+TEST(Cli, UsageErrorsExitWith2) {
+  EXPECT_EQ(Faucet({}).exit_code, 2);
+  EXPECT_EQ(Faucet({"nosuchcommand"}).exit_code, 2);
+  EXPECT_EQ(Faucet({"validate"}).exit_code, 2);
+}
+
+TEST(Cli, VersionAndCrashPoints) {
+  ProcessResult v = Faucet({"version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.output.rfind("faucet ", 0), 0u) << v.output;
+  ProcessResult cp = Faucet({"debug", "crash-points"});
+  EXPECT_EQ(cp.exit_code, 0);
+  EXPECT_NE(cp.output.find("pipeline.after_flush"), std::string::npos) << cp.output;
+}
+
+}  // namespace
+}  // namespace faucet
