@@ -15,5 +15,9 @@ int RunCommand(const std::string& config_path);
 int StateGetCommand(const std::string& config_path, const std::string& key);
 int StateDeleteCommand(const std::string& config_path, const std::string& key);
 int CrashPointsCommand();
+int SlotDropCommand(const std::string& config_path);
+int DoctorCommand(const std::string& config_path, bool json);
+int MirrorCommand(const std::string& config_path);
+int MirrorStatusCommand(const std::string& config_path, bool json);
 
 }  // namespace faucet::cli

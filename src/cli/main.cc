@@ -49,6 +49,37 @@ int main(int argc, char** argv) {
   state_get->callback([&] { exit_code = StateGetCommand(config, key); });
   state_delete->callback([&] { exit_code = StateDeleteCommand(config, key); });
 
+  CLI::App* mirror = app.add_subcommand(
+      "mirror", "Snapshot the table, then stream its changes (the config's mirror: block)");
+  mirror->alias("replicate");
+  mirror->add_option("config", config, "config file");
+  mirror->require_subcommand(0, 1);
+  CLI::App* mirror_status =
+      mirror->add_subcommand("status", "Show a mirror's phase, progress, position, lag, last error");
+  mirror_status->add_option("config", config, "config file")->required();
+  mirror_status->add_flag("--json", json, "machine-readable output");
+  mirror_status->callback([&] { exit_code = MirrorStatusCommand(config, json); });
+  mirror->callback([&] {
+    if (mirror_status->parsed()) return;
+    if (config.empty()) throw CLI::RequiredError("config");
+    InstallStopHandlers();
+    exit_code = MirrorCommand(config);
+  });
+
+  CLI::App* slot = app.add_subcommand("slot", "Manage the Postgres replication slot of a config");
+  slot->require_subcommand(1);
+  CLI::App* slot_drop =
+      slot->add_subcommand("drop", "Drop the slot, so the server stops retaining WAL for it");
+  slot_drop->add_option("config", config, "config file")->required();
+  slot_drop->callback([&] { exit_code = SlotDropCommand(config); });
+
+  CLI::App* doctor = app.add_subcommand(
+      "doctor", "Check the source database is ready for CDC (wal_level, privileges, "
+                "publication, replica identity, slot lag)");
+  doctor->add_option("config", config, "config file")->required();
+  doctor->add_flag("--json", json, "machine-readable output");
+  doctor->callback([&] { exit_code = DoctorCommand(config, json); });
+
   CLI::App* version = app.add_subcommand("version", "Print the version");
   version->callback([&] { std::printf("faucet %s\n", FAUCET_VERSION); });
 

@@ -5,8 +5,12 @@
 #include "sinks/file/csv_sink.h"
 #include "sinks/file/jsonl_sink.h"
 #include "sinks/file/stdout_sink.h"
+#include "sinks/mysql/mysql_sink.h"
+#include "sinks/postgres/postgres_sink.h"
+#include "sinks/sqlite/sqlite_sink.h"
 #include "sources/generator/generator_source.h"
 #include "sources/postgres/postgres_cdc_source.h"
+#include "sources/postgres/query_source.h"
 #include "transforms/transforms.h"
 
 namespace faucet::cli {
@@ -18,7 +22,7 @@ const std::vector<std::string> kUnavailableSources = {
     "mysql-cdc", "mongodb-cdc", "mssql-cdc", "oracle-cdc", "dynamodb", "kafka",
     "mysql",     "sqlite",      "mssql",     "mongodb",    "oracle",   "csv", "jsonl", "http"};
 const std::vector<std::string> kUnavailableSinks = {
-    "postgres", "mysql", "sqlite",   "mssql",   "kafka",    "parquet", "mongodb",
+    "mssql",   "kafka",    "parquet", "mongodb",
     "redis",    "iceberg", "bigquery", "snowflake", "spanner", "elasticsearch"};
 
 template <typename Kind>
@@ -62,6 +66,7 @@ const std::vector<SourceKind>& SourceKinds() {
   static const std::vector<SourceKind> kKinds = {
       {"generator", false, false, MakeGeneratorSource},
       {"postgres-cdc", true, true, MakePostgresCdcSource},
+      {"postgres", false, false, MakePostgresQuerySource},
   };
   return kKinds;
 }
@@ -72,6 +77,9 @@ const std::vector<SinkKind>& SinkKinds() {
       {"file", false, MakeJsonlSink},
       {"csv", false, MakeCsvSink},
       {"stdout", false, MakeStdoutSink},
+      {"postgres", true, MakePostgresSink},
+      {"sqlite", true, MakeSqliteSink},
+      {"mysql", true, MakeMysqlSink},
   };
   return kKinds;
 }

@@ -6,11 +6,27 @@
 #include "cli/exit_code.h"
 #include "cli/pipeline_builder.h"
 #include "core/redact.h"
+#include "mirror/mirror_config.h"
 
 namespace faucet::cli {
 
+namespace {
+
+// A config with a mirror: block is checked as `faucet mirror` would run it; the result is a
+// one-line summary, or the error.
+Result<std::string> CheckMirror(BuiltPipeline& built) {
+  if (!built.doc.mirror) return std::string();
+  ASSIGN_OR_RETURN(mirror::MirrorConfig cfg, mirror::ParseMirrorConfig(built, built.warnings));
+  return std::string("snapshot_then_cdc from ") + cfg.snapshot_source.type +
+         (cfg.continuous ? ", continuous" : ", one-shot");
+}
+
+}  // namespace
+
 int ValidateCommand(const std::string& config_path, bool json) {
   Result<BuiltPipeline> built = BuildPipeline(config_path);
+  Result<std::string> mirror = built.ok() ? CheckMirror(*built) : Result<std::string>("");
+  if (built.ok() && !mirror.ok()) built = mirror.status();
   if (json) {
     nlohmann::json out;
     out["config"] = config_path;
@@ -22,6 +38,7 @@ int ValidateCommand(const std::string& config_path, bool json) {
       out["state"] = built->doc.state ? built->doc.state->type : "none";
       out["delivery"] = GuaranteeName(built->guarantee);
       out["warnings"] = built->warnings;
+      if (!mirror->empty()) out["mirror"] = *mirror;
     } else {
       out["error"] = built.status().message();
     }
@@ -37,6 +54,7 @@ int ValidateCommand(const std::string& config_path, bool json) {
               built->doc.sink.type.c_str(),
               built->doc.state ? built->doc.state->type.c_str() : "none",
               GuaranteeName(built->guarantee));
+  if (!mirror->empty()) std::printf("  mirror: %s\n", mirror->c_str());
   return kExitOk;
 }
 

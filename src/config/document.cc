@@ -485,4 +485,9 @@ Result<Document> ParseDocument(const std::string& text, const std::string& file_
   }
 }
 
+Result<ConnectorSpec> ParseSourceSpec(const Block& parent, const std::string& key,
+                                      std::vector<std::string>& warnings) {
+  return RequiredSpec(parent, key, Role::kSource, warnings);
+}
+
 }  // namespace faucet::config

@@ -58,6 +58,11 @@ struct Document {
 // path; otherwise as ParseDocument.
 Result<Document> LoadDocument(const std::string& path);
 
+// Parses the source connector spec at `parent.key` with the same rules as pipeline.source
+// (used for the mirror's snapshot.source). Warnings are appended to `warnings`.
+Result<ConnectorSpec> ParseSourceSpec(const Block& parent, const std::string& key,
+                                      std::vector<std::string>& warnings);
+
 // Parses config `text` as if read from `file_name`, which is used in messages and for the
 // default name. Resolves ${env:}, ${secret:}, ${file:} (relative to the working directory) and
 // ${vars.} in every scalar value before checking the grammar; mapping keys are taken literally.

@@ -28,6 +28,23 @@ class BoundedQueue {
     return true;
   }
 
+  enum class PushResult { kPushed, kTimedOut, kClosed };
+  // Like Push, but gives up after `timeout` (leaving `item` untouched) so the caller can do
+  // housekeeping while the consumer is slow.
+  template <typename Duration>
+  PushResult PushFor(T& item, size_t bytes, Duration timeout) {
+    std::unique_lock lock(mu_);
+    bool room = not_full_.wait_for(lock, timeout, [&] {
+      return closed_ || items_.empty() || bytes_ + bytes <= max_bytes_;
+    });
+    if (closed_) return PushResult::kClosed;
+    if (!room) return PushResult::kTimedOut;
+    bytes_ += bytes;
+    items_.emplace_back(std::move(item), bytes);
+    not_empty_.notify_one();
+    return PushResult::kPushed;
+  }
+
   // Blocks until an item is available; nullopt once the queue is closed and drained.
   std::optional<T> Pop() {
     std::unique_lock lock(mu_);

@@ -17,6 +17,8 @@ using namespace std::chrono_literals;
 
 // How long the source thread waits for data before it looks at the stop flag again.
 constexpr auto kPollWait = 100ms;
+// How often a source blocked on a full queue gets to keep its session alive.
+constexpr auto kKeepAliveEvery = 1s;
 
 // What the source thread hands to the sink thread.
 struct Item {
@@ -124,7 +126,10 @@ Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
   CrashPoint("pipeline.after_write");
   ++stats.pages;
   stats.changes += page.changes.size();
-  if (!page.bookmark) return Status::Ok();
+  if (!page.bookmark) {
+    if (options_.on_page) options_.on_page(page, stats);
+    return Status::Ok();
+  }
 
   RETURN_IF_ERROR(sink_.Flush());
   CrashPoint("pipeline.after_flush");
@@ -133,6 +138,7 @@ Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
   source_.Acknowledge(*page.bookmark);
   ++stats.checkpoints;
   stats.last_bookmark = page.bookmark;
+  if (options_.on_page) options_.on_page(page, stats);
   return Status::Ok();
 }
 
@@ -168,7 +174,15 @@ Result<PipelineStats> Pipeline::Run() {
         break;
       }
       size_t bytes = page.ApproxBytes();
-      if (!queue.Push({Item::Kind::kPage, std::move(page), {}}, bytes)) return;
+      Item item{Item::Kind::kPage, std::move(page), {}};
+      auto pushed = queue.PushFor(item, bytes, kKeepAliveEvery);
+      while (pushed == BoundedQueue<Item>::PushResult::kTimedOut) {
+        if (Status alive = source_.KeepAlive(); !alive.ok()) {
+          spdlog::warn("source keepalive failed: {}", alive.message());
+        }
+        pushed = queue.PushFor(item, bytes, kKeepAliveEvery);
+      }
+      if (pushed == BoundedQueue<Item>::PushResult::kClosed) return;
     }
     queue.Push(std::move(last), 0);
   });

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ enum class Delivery {
   kAtomicWatermark,
 };
 
+struct PipelineStats;
+
 struct PipelineOptions {
   // Key of this pipeline's bookmark in the state store, e.g. "orders::row-0".
   std::string state_key;
@@ -44,6 +47,9 @@ struct PipelineOptions {
   size_t queue_bytes = 64 << 20;
   // Set (by a signal handler) to stop at the next page boundary. May be null.
   const std::atomic<bool>* stop = nullptr;
+  // Called on the sink thread after each page is written (and, if it has a bookmark,
+  // checkpointed), for progress reporting. Must be cheap. May be empty.
+  std::function<void(const Page&, const PipelineStats&)> on_page;
 };
 
 struct PipelineStats {

@@ -39,6 +39,11 @@ class Source {
   // not block. Bookmarks arrive in increasing order.
   virtual void Acknowledge(const Bookmark& durable) { (void)durable; }
 
+  // Called on the source thread, about once a second, while the pipeline waits for the sink
+  // to make room for the next page: a source whose server drops silent clients (Postgres'
+  // wal_sender_timeout) sends what keeps the session alive. Must not consume data.
+  virtual Status KeepAlive() { return Status::Ok(); }
+
   // Ensures the source retains its log from now on (e.g. creates the replication slot) and
   // returns the current position without consuming anything. Used by the mirror.
   virtual Result<Bookmark> CapturePosition() {

@@ -19,9 +19,9 @@ using testing::CollectingSink;
 using testing::LockedStateStore;
 using testing::TestDb;
 
-#define ASSERT_OK(expr)                                   \
-  do {                                                    \
-    const ::faucet::Status _s = (expr);                   \
+#define ASSERT_OK(expr)                                     \
+  do {                                                      \
+    const ::faucet::Status _s = (expr);                     \
     ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
   } while (0)
 
@@ -71,8 +71,8 @@ TEST_F(PostgresCdcRuleTest, CrashBeforeFlushAndPersistRedeliversTheRow) {
     // away without any acknowledgement).
     PostgresCdcSource source(config_);
     ASSERT_OK(source.Open(std::nullopt));
-    auto pages = testing::ReadPages(source, [](auto& p) { return testing::CountChanges(p) >= 1; },
-                                    10s);
+    auto pages = testing::ReadPages(
+        source, [](auto& p) { return testing::CountChanges(p) >= 1; }, 10s);
     ASSERT_EQ(testing::CountChanges(pages), 1u);
     EXPECT_EQ(source.reported_position(), Lsn());
   }
@@ -222,6 +222,52 @@ TEST_F(PostgresCdcRuleTest, IdleDatabaseLetsTheSlotAdvance) {
   }
   EXPECT_EQ(db_.ConfirmedFlush(slot_), persisted);
   EXPECT_GT(*db_.ConfirmedFlush(slot_), created);
+}
+
+TEST_F(PostgresCdcRuleTest, CycleEndsAfterIdleTimeoutThoughKeepalivesArrive) {
+  CreateSlot();
+  config_.idle_timeout = 2s;
+  PostgresCdcSource source(config_);
+  CollectingSink sink;
+  LockedStateStore state;
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(RunPipeline(source, sink, state).ok());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 2s);
+  EXPECT_LT(took, 5s);
+  EXPECT_GT(source.stats().keepalives, 0u);
+}
+
+TEST_F(PostgresCdcRuleTest, LongCycleEndsAtATransactionBoundaryAfterMaxCycleDuration) {
+  CreateSlot();
+  config_.max_cycle_duration = 1s;
+  config_.idle_timeout = 30s;
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    TestDb w;
+    for (int i = 0; !stop; ++i) {
+      w.Exec("INSERT INTO " + table_ + " SELECT g, 'x' FROM generate_series(" +
+             std::to_string(i * 100) + ", " + std::to_string(i * 100 + 99) + ") g");
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  PostgresCdcSource source(config_);
+  CollectingSink sink;
+  LockedStateStore state;
+  const auto start = std::chrono::steady_clock::now();
+  Result<PipelineStats> run = RunPipeline(source, sink, state);
+  const auto took = std::chrono::steady_clock::now() - start;
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_GE(took, 1s);
+  EXPECT_LT(took, 10s);
+  // Every row delivered belongs to a complete transaction: whole hundreds, and the last page
+  // carries the bookmark.
+  EXPECT_GT(sink.change_count, 0u);
+  EXPECT_EQ(sink.change_count % 100, 0u);
+  ASSERT_FALSE(sink.pages.empty());
+  EXPECT_TRUE(sink.pages.back().bookmark.has_value());
 }
 
 }  // namespace

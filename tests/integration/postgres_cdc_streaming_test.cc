@@ -74,7 +74,9 @@ TEST_F(PostgresCdcStreamingTest, LargeTransactionArrivesChunkedWithTheBookmarkOn
   CollectingSink sink;
   Result<PipelineStats> run = Run(source, sink);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  EXPECT_EQ(source.stats().streamed_transactions, 1u);
+  // At least ours: WAL is server-wide, and a large transaction of a concurrent test streams
+  // too (empty for our publication, it yields only a commit).
+  EXPECT_GE(source.stats().streamed_transactions, 1u);
   EXPECT_GT(source.stats().spilled_bytes, 256u << 10);
 
   // Pages are either the small transaction or chunks of the large one.
@@ -102,8 +104,8 @@ TEST_F(PostgresCdcStreamingTest, LargeTransactionArrivesChunkedWithTheBookmarkOn
     }
   }
   EXPECT_EQ(next, 20001);
-  // The persisted position is the large transaction's end, not any point inside it.
-  EXPECT_EQ(state_.PersistedLsn("pgtest::" + slot_).value(),
+  // The persisted position is at or past the large transaction's end, never inside it.
+  EXPECT_GE(state_.PersistedLsn("pgtest::" + slot_).value(),
             *Lsn::Parse(large.back()->bookmark->value["last_lsn"].get<std::string>()));
 }
 
@@ -160,8 +162,9 @@ TEST_F(PostgresCdcStreamingTest, MillionRowTransactionStreamsInBoundedMemory) {
   config_.idle_timeout = 10s;
   // ~150 bytes a row: the streamed transaction (~170 MB of messages) outgrows the source's
   // 64 MiB stream buffer and spills.
-  db_.Exec("INSERT INTO " + table_ +
-           " SELECT g, 'value number ' || g || repeat('x', 130) FROM generate_series(1, 1000000) g");
+  db_.Exec(
+      "INSERT INTO " + table_ +
+      " SELECT g, 'value number ' || g || repeat('x', 130) FROM generate_series(1, 1000000) g");
   const auto start = std::chrono::steady_clock::now();
   PostgresCdcSource source(config_);
   CollectingSink sink;
@@ -171,7 +174,7 @@ TEST_F(PostgresCdcStreamingTest, MillionRowTransactionStreamsInBoundedMemory) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(sink.change_count, 1000000u);
-  EXPECT_EQ(source.stats().streamed_transactions, 1u);
+  EXPECT_GE(source.stats().streamed_transactions, 1u);
   EXPECT_GT(source.stats().spilled_bytes, 0u);
   size_t with_bookmark = 0;
   for (const Page& p : sink.pages) with_bookmark += p.bookmark.has_value();
@@ -179,11 +182,11 @@ TEST_F(PostgresCdcStreamingTest, MillionRowTransactionStreamsInBoundedMemory) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const long peak_mib = usage.ru_maxrss / 1024;
-  std::printf("1,000,000-row transaction: %.1f s (incl. %.1f s idle timeout), %zu pages "
-              "(%zu with a bookmark), %llu bytes spilled, peak RSS %ld MiB\n",
-              seconds, std::chrono::duration<double>(config_.idle_timeout).count(),
-              sink.pages.size(), with_bookmark,
-              static_cast<unsigned long long>(source.stats().spilled_bytes), peak_mib);
+  std::printf(
+      "1,000,000-row transaction: %.1f s (incl. %.1f s idle timeout), %zu pages "
+      "(%zu with a bookmark), %llu bytes spilled, peak RSS %ld MiB\n",
+      seconds, std::chrono::duration<double>(config_.idle_timeout).count(), sink.pages.size(),
+      with_bookmark, static_cast<unsigned long long>(source.stats().spilled_bytes), peak_mib);
   EXPECT_LT(peak_mib, 256);
 }
 

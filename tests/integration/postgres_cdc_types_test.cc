@@ -1,7 +1,7 @@
 // What a change carries, against a real server: every value's text exactly as Postgres prints
 // it (its type's output function, i.e. a text-format SELECT; `::text` differs only for bool and
-// char(n), which it renders 'true' and without padding), types mapped from their OIDs, unchanged TOAST kept distinct from NULL, old
-// images, truncate, and a column added while streaming.
+// char(n), which it renders 'true' and without padding), types mapped from their OIDs, unchanged
+// TOAST kept distinct from NULL, old images, truncate, and a column added while streaming.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -64,34 +64,49 @@ TEST_F(PostgresCdcTypesTest, ValuesArriveExactlyAsPostgresPrintsThem) {
     ValueType expected;
   };
   const std::vector<Col> cols = {
-      {"i2", "int2", ValueType::kInt},         {"i4", "int4", ValueType::kInt},
-      {"i8", "int8", ValueType::kInt},         {"n", "numeric", ValueType::kNumeric},
-      {"f4", "float4", ValueType::kFloat},     {"f8", "float8", ValueType::kFloat},
-      {"tx", "text", ValueType::kText},        {"vc", "varchar(40)", ValueType::kText},
-      {"bp", "char(6)", ValueType::kText},     {"by", "bytea", ValueType::kBytes},
-      {"bo", "bool", ValueType::kBool},        {"d", "date", ValueType::kDate},
-      {"tm", "time", ValueType::kTime},        {"ttz", "timetz", ValueType::kTime},
-      {"ts", "timestamp", ValueType::kTimestamp}, {"tstz", "timestamptz", ValueType::kTimestampTz},
-      {"iv", "interval", ValueType::kInterval}, {"u", "uuid", ValueType::kUuid},
-      {"j", "json", ValueType::kJson},         {"jb", "jsonb", ValueType::kJson},
-      {"ai", "int[]", ValueType::kArray},      {"at", "text[]", ValueType::kArray},
-      {"e", mood, ValueType::kOther},          {"dm", posint, ValueType::kOther},
+      {"i2", "int2", ValueType::kInt},
+      {"i4", "int4", ValueType::kInt},
+      {"i8", "int8", ValueType::kInt},
+      {"n", "numeric", ValueType::kNumeric},
+      {"f4", "float4", ValueType::kFloat},
+      {"f8", "float8", ValueType::kFloat},
+      {"tx", "text", ValueType::kText},
+      {"vc", "varchar(40)", ValueType::kText},
+      {"bp", "char(6)", ValueType::kText},
+      {"by", "bytea", ValueType::kBytes},
+      {"bo", "bool", ValueType::kBool},
+      {"d", "date", ValueType::kDate},
+      {"tm", "time", ValueType::kTime},
+      {"ttz", "timetz", ValueType::kTime},
+      {"ts", "timestamp", ValueType::kTimestamp},
+      {"tstz", "timestamptz", ValueType::kTimestampTz},
+      {"iv", "interval", ValueType::kInterval},
+      {"u", "uuid", ValueType::kUuid},
+      {"j", "json", ValueType::kJson},
+      {"jb", "jsonb", ValueType::kJson},
+      {"ai", "int[]", ValueType::kArray},
+      {"at", "text[]", ValueType::kArray},
+      {"e", mood, ValueType::kOther},
+      {"dm", posint, ValueType::kOther},
   };
   std::string ddl = "id int PRIMARY KEY";
   for (const Col& c : cols) ddl += ", " + c.name + " " + c.type;
   db_.CreateTableAndPublication(t, ddl, publication_);
   CreateSlot();
 
-  db_.Exec("INSERT INTO " + t + " VALUES (1, -32768, -2147483648, 9223372036854775807, "
-           "'12345678901234567890123456789.123456789012345678901234567890', 'NaN', 'Infinity', "
-           "E'tab\\there\\nnewline \\\\ back ''single'' \"double\" h\\u00e9llo \\u2713 \\u65e5\\u672c', "
-           "'varying ✓', 'ab', '\\x00ff10', true, '2024-02-29', '23:59:59.999999', "
-           "'12:00:00+05:30', '1999-12-31 23:59:59.5', '2024-01-01 00:00:00+00', "
-           "'1 year 2 mons 3 days 04:05:06.789', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', "
-           "'{\"a\": [1, 2.50, \"x\"]}', '{\"b\": {\"c\": null}, \"a\": 1}', '{1,NULL,3}', "
-           "'{\"with space\",\"quo\\\"te\",back\\\\slash,NULL}', 'happy', 42)");
+  db_.Exec(
+      "INSERT INTO " + t +
+      " VALUES (1, -32768, -2147483648, 9223372036854775807, "
+      "'12345678901234567890123456789.123456789012345678901234567890', 'NaN', 'Infinity', "
+      "E'tab\\there\\nnewline \\\\ back ''single'' \"double\" h\\u00e9llo \\u2713 \\u65e5\\u672c', "
+      "'varying ✓', 'ab', '\\x00ff10', true, '2024-02-29', '23:59:59.999999', "
+      "'12:00:00+05:30', '1999-12-31 23:59:59.5', '2024-01-01 00:00:00+00', "
+      "'1 year 2 mons 3 days 04:05:06.789', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', "
+      "'{\"a\": [1, 2.50, \"x\"]}', '{\"b\": {\"c\": null}, \"a\": 1}', '{1,NULL,3}', "
+      "'{\"with space\",\"quo\\\"te\",back\\\\slash,NULL}', 'happy', 42)");
   db_.Exec("INSERT INTO " + t + " (id, n, f4, f8) VALUES (2, 'NaN', '-Infinity', '-Infinity')");
-  db_.Exec("INSERT INTO " + t + " (id, f4, f8, n) VALUES (3, 'NaN', 1.5e-300, "
+  db_.Exec("INSERT INTO " + t +
+           " (id, f4, f8, n) VALUES (3, 'NaN', 1.5e-300, "
            "'-0.000000000000000000000000000001')");
 
   std::vector<Change> changes = Read(3);
@@ -146,7 +161,8 @@ TEST_F(PostgresCdcTypesTest, UntouchedToastValueArrivesAsUnchangedToastAndTouche
   db_.CreateTableAndPublication(t, "id int PRIMARY KEY, big text, small int", publication_);
   CreateSlot();
   // Random hex does not compress below the TOAST threshold: the value is stored out of line.
-  db_.Exec("INSERT INTO " + t + " SELECT 1, string_agg(md5(random()::text), ''), 1 "
+  db_.Exec("INSERT INTO " + t +
+           " SELECT 1, string_agg(md5(random()::text), ''), 1 "
            "FROM generate_series(1, 400)");
   db_.Exec("UPDATE " + t + " SET small = 2 WHERE id = 1");
   db_.Exec("UPDATE " + t + " SET big = big || 'tail', small = 3 WHERE id = 1");
@@ -174,12 +190,12 @@ TEST_F(PostgresCdcTypesTest, OldImagesFollowTheReplicaIdentity) {
   db_.Exec("CREATE PUBLICATION " + publication_ + " FOR TABLE " + t + ", " + full);
   CreateSlot();
   db_.Exec("INSERT INTO " + t + " VALUES (1, 'a')");
-  db_.Exec("UPDATE " + t + " SET v = 'b' WHERE id = 1");   // key unchanged: no old image
-  db_.Exec("UPDATE " + t + " SET id = 2 WHERE id = 1");    // key changed: old key
-  db_.Exec("DELETE FROM " + t + " WHERE id = 2");          // old key
+  db_.Exec("UPDATE " + t + " SET v = 'b' WHERE id = 1");  // key unchanged: no old image
+  db_.Exec("UPDATE " + t + " SET id = 2 WHERE id = 1");   // key changed: old key
+  db_.Exec("DELETE FROM " + t + " WHERE id = 2");         // old key
   db_.Exec("INSERT INTO " + full + " VALUES (1, 'a')");
-  db_.Exec("UPDATE " + full + " SET v = 'b'");             // full old row
-  db_.Exec("DELETE FROM " + full);                         // full old row
+  db_.Exec("UPDATE " + full + " SET v = 'b'");  // full old row
+  db_.Exec("DELETE FROM " + full);              // full old row
   std::vector<Change> c = Read(7);
   ASSERT_EQ(c.size(), 7u);
   EXPECT_FALSE(c[1].before.has_value());

@@ -28,7 +28,8 @@ TEST(PostgresQuerySource, StreamsRowsInPagesWithoutBookmarks) {
   TestDb db;
   const std::string t = faucet::testing::UniqueName("query_t");
   db.Exec("CREATE TABLE " + t + " (id int, k int, v text, n numeric, PRIMARY KEY (k, id))");
-  db.Exec("INSERT INTO " + t + " SELECT g, g % 3, 'row ' || g, g * 1.5 FROM generate_series(1, 2500) g");
+  db.Exec("INSERT INTO " + t +
+          " SELECT g, g % 3, 'row ' || g, g * 1.5 FROM generate_series(1, 2500) g");
   PostgresQueryConfig config{db.url(), "SELECT id, v, k, n FROM " + t + " ORDER BY id;", 1000};
   PostgresQuerySource source(config);
   ASSERT_TRUE(source.Open(std::nullopt).ok());

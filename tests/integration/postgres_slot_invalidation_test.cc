@@ -35,8 +35,9 @@ TEST(PostgresSlotInvalidation, InvalidatedSlotNeedsAResync) {
   db.Exec("CHECKPOINT");
   db.Exec("ALTER SYSTEM RESET max_slot_wal_keep_size");
   db.Exec("SELECT pg_reload_conf()");
-  ASSERT_EQ(db.Scalar("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + slot + "'"),
-            "lost");
+  ASSERT_EQ(
+      db.Scalar("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + slot + "'"),
+      "lost");
 
   PostgresCdcSource source(config);
   Status s = source.Open(*position);

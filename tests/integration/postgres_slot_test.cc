@@ -51,8 +51,9 @@ TEST_F(PostgresSlotTest, CapturePositionCreatesAPermanentSlotAndReturnsItsConfir
   std::optional<Lsn> confirmed = db_.ConfirmedFlush(slot_);
   ASSERT_TRUE(confirmed.has_value());
   EXPECT_EQ(p.value, (Json{{"last_lsn", confirmed->ToString()}}));
-  EXPECT_EQ(db_.Scalar("SELECT temporary FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'"),
-            "f");
+  EXPECT_EQ(
+      db_.Scalar("SELECT temporary FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'"),
+      "f");
   // Captured again later, it is still the slot's position, not the current WAL end.
   db_.Exec("INSERT INTO " + table_ + " VALUES (1)");
   EXPECT_EQ(Capture(), p);
@@ -88,6 +89,16 @@ TEST_F(PostgresSlotTest, UnreachableServerIsUnavailableWithoutThePassword) {
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
   EXPECT_EQ(s.message().find("sekret"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("faucet:***@"), std::string::npos) << s.message();
+}
+
+TEST_F(PostgresSlotTest, TlsModeIsAppliedToTheConnection) {
+  // The test server has no TLS: `require` must refuse it, `disable` must work.
+  config_.tls.mode = PostgresTlsMode::kRequire;
+  Status s = PostgresCdcSource(config_).Open(std::nullopt);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("SSL"), std::string::npos) << s.message();
+  config_.tls.mode = PostgresTlsMode::kDisable;
+  EXPECT_TRUE(PostgresCdcSource(config_).Open(std::nullopt).ok());
 }
 
 TEST_F(PostgresSlotTest, ActiveSlotIsRetriedUntilItsHolderLetsGo) {
@@ -171,12 +182,12 @@ TEST_F(PostgresSlotTest, TemporarySlotLivesOnlyAsLongAsTheSession) {
   {
     PostgresCdcSource source(config_);
     ASSERT_TRUE(source.Open(std::nullopt).ok());
-    EXPECT_EQ(db_.Scalar("SELECT temporary FROM pg_replication_slots WHERE slot_name = '" +
-                         slot_ + "'"),
-              "t");
+    EXPECT_EQ(
+        db_.Scalar("SELECT temporary FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'"),
+        "t");
     db_.Exec("INSERT INTO " + table_ + " VALUES (2)");
-    auto pages = testing::ReadPages(source, [](auto& p) { return testing::CountChanges(p) >= 1; },
-                                    10s);
+    auto pages = testing::ReadPages(
+        source, [](auto& p) { return testing::CountChanges(p) >= 1; }, 10s);
     // Only what was written after the slot existed.
     ASSERT_EQ(testing::CountChanges(pages), 1u);
   }
@@ -193,8 +204,8 @@ TEST_F(PostgresSlotTest, ProtocolVersionOneStreamsWholeTransactions) {
   db_.Exec("INSERT INTO " + table_ + " SELECT generate_series(1, 3000)");
   PostgresCdcSource source(config_);
   ASSERT_TRUE(source.Open(std::nullopt).ok());
-  auto pages = testing::ReadPages(source, [](auto& p) { return testing::CountChanges(p) >= 3000; },
-                                  15s);
+  auto pages = testing::ReadPages(
+      source, [](auto& p) { return testing::CountChanges(p) >= 3000; }, 15s);
   EXPECT_EQ(testing::CountChanges(pages), 3000u);
   EXPECT_EQ(source.stats().streamed_transactions, 0u);
   std::vector<const Page*> chunks;

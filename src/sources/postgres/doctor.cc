@@ -76,8 +76,9 @@ class Doctor {
     const std::string version_text = PQgetvalue(r, 0, 1);
     if (config_.proto_version >= 2 && version < 140000) {
       Add("server_version", DoctorOutcome::kFail,
-          "PostgreSQL " + version_text + " does not stream in-progress transactions "
-          "(protocol 2 needs 14 or later): set proto_version: 1");
+          "PostgreSQL " + version_text +
+              " does not stream in-progress transactions "
+              "(protocol 2 needs 14 or later): set proto_version: 1");
     } else {
       Add("server_version", DoctorOutcome::kOk, "PostgreSQL " + version_text);
     }
@@ -105,7 +106,8 @@ class Doctor {
 
   void CheckPublication() {
     const std::string pub = Lit(config_.publication_name);
-    PGresult* r = Query("publication", "SELECT puballtables FROM pg_publication WHERE pubname = " + pub);
+    PGresult* r =
+        Query("publication", "SELECT puballtables FROM pg_publication WHERE pubname = " + pub);
     if (r == nullptr) return;
     if (PQntuples(r) == 0) {
       Add("publication", DoctorOutcome::kFail,
@@ -114,14 +116,15 @@ class Doctor {
       return;
     }
     const bool all_tables = std::string(PQgetvalue(r, 0, 0)) == "t";
-    PGresult* tables = Query(
-        "replica_identity",
-        "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relreplident,"
-        " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)"
-        " FROM pg_publication_tables pt"
-        " JOIN pg_namespace n ON n.nspname = pt.schemaname"
-        " JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename"
-        " WHERE pt.pubname = " + pub + " ORDER BY 1");
+    PGresult* tables =
+        Query("replica_identity",
+              "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relreplident,"
+              " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)"
+              " FROM pg_publication_tables pt"
+              " JOIN pg_namespace n ON n.nspname = pt.schemaname"
+              " JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename"
+              " WHERE pt.pubname = " +
+                  pub + " ORDER BY 1");
     if (tables == nullptr) return;
     const int n = PQntuples(tables);
     std::string names;
@@ -132,8 +135,8 @@ class Doctor {
       const char ident = PQgetvalue(tables, i, 1)[0];
       const bool has_pk = std::string(PQgetvalue(tables, i, 2)) == "t";
       if ((ident == 'd' && !has_pk) || ident == 'n') {
-        no_identity.push_back(name + (ident == 'n' ? " (REPLICA IDENTITY NOTHING)"
-                                                   : " (DEFAULT, no primary key)"));
+        no_identity.push_back(
+            name + (ident == 'n' ? " (REPLICA IDENTITY NOTHING)" : " (DEFAULT, no primary key)"));
       }
     }
     if (n > 20) names += ", ... (" + std::to_string(n) + " in all)";
@@ -166,8 +169,9 @@ class Doctor {
     if (!*info) {
       if (config_.create_slot_if_missing) {
         Add("slot", DoctorOutcome::kWarn,
-            "replication slot '" + config_.slot_name + "' does not exist yet; the first run "
-            "creates it and captures changes from then on");
+            "replication slot '" + config_.slot_name +
+                "' does not exist yet; the first run "
+                "creates it and captures changes from then on");
       } else {
         Add("slot", DoctorOutcome::kFail,
             "replication slot '" + config_.slot_name +
@@ -181,25 +185,26 @@ class Doctor {
       Add("slot", DoctorOutcome::kFail, usable.message());
       return;
     }
-    std::string state = slot.active_pid ? "active (pid " + std::to_string(*slot.active_pid) + ")"
-                                         : "inactive";
+    std::string state =
+        slot.active_pid ? "active (pid " + std::to_string(*slot.active_pid) + ")" : "inactive";
     Add("slot", DoctorOutcome::kOk,
         "logical pgoutput slot, " + state +
             (slot.wal_status.empty() ? "" : ", wal_status " + slot.wal_status) +
             (slot.confirmed_flush_lsn ? ", confirmed " + slot.confirmed_flush_lsn->ToString()
                                       : ""));
-    PGresult* lag = Query("slot_lag",
-                          "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint"
-                          " FROM pg_replication_slots WHERE slot_name = " +
-                              Lit(config_.slot_name));
+    PGresult* lag =
+        Query("slot_lag",
+              "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint"
+              " FROM pg_replication_slots WHERE slot_name = " +
+                  Lit(config_.slot_name));
     if (lag == nullptr) return;
     if (PQntuples(lag) == 0 || PQgetisnull(lag, 0, 0)) {
       Add("slot_lag", DoctorOutcome::kOk, "no confirmed position yet");
       return;
     }
     const int64_t bytes = std::stoll(PQgetvalue(lag, 0, 0));
-    const std::string text = std::to_string(bytes) + " bytes (" +
-                             std::to_string(bytes >> 20) + " MiB) of WAL behind the server";
+    const std::string text = std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) +
+                             " MiB) of WAL behind the server";
     Add("slot_lag", bytes > kLagWarnBytes ? DoctorOutcome::kWarn : DoctorOutcome::kOk, text);
   }
 
@@ -213,9 +218,12 @@ class Doctor {
 
 const char* DoctorOutcomeName(DoctorOutcome outcome) {
   switch (outcome) {
-    case DoctorOutcome::kOk: return "ok";
-    case DoctorOutcome::kWarn: return "warn";
-    case DoctorOutcome::kFail: return "fail";
+    case DoctorOutcome::kOk:
+      return "ok";
+    case DoctorOutcome::kWarn:
+      return "warn";
+    case DoctorOutcome::kFail:
+      return "fail";
   }
   return "?";
 }
@@ -228,7 +236,8 @@ bool DoctorReport::ok() const {
 Json DoctorReport::ToJson() const {
   Json list = Json::array();
   for (const DoctorCheck& c : checks) {
-    list.push_back({{"check", c.name}, {"status", DoctorOutcomeName(c.outcome)}, {"detail", c.detail}});
+    list.push_back(
+        {{"check", c.name}, {"status", DoctorOutcomeName(c.outcome)}, {"detail", c.detail}});
   }
   return Json{{"ok", ok()}, {"checks", std::move(list)}};
 }

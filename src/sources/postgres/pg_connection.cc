@@ -15,11 +15,16 @@ std::string Trimmed(const char* text) {
 
 const char* SslMode(PostgresTlsMode mode) {
   switch (mode) {
-    case PostgresTlsMode::kFromUrl: return nullptr;
-    case PostgresTlsMode::kDisable: return "disable";
-    case PostgresTlsMode::kRequire: return "require";
-    case PostgresTlsMode::kVerifyCa: return "verify-ca";
-    case PostgresTlsMode::kVerifyFull: return "verify-full";
+    case PostgresTlsMode::kFromUrl:
+      return nullptr;
+    case PostgresTlsMode::kDisable:
+      return "disable";
+    case PostgresTlsMode::kRequire:
+      return "require";
+    case PostgresTlsMode::kVerifyCa:
+      return "verify-ca";
+    case PostgresTlsMode::kVerifyFull:
+      return "verify-full";
   }
   return nullptr;
 }
@@ -27,9 +32,10 @@ const char* SslMode(PostgresTlsMode mode) {
 }  // namespace
 
 Result<ConnPtr> Connect(const std::string& url, const PostgresTls& tls, ConnectionKind kind) {
-  // The URL is expanded first (expand_dbname); the keywords after it override its values.
-  std::vector<const char*> keys = {"dbname", "client_encoding"};
-  std::vector<const char*> values = {url.c_str(), "UTF8"};
+  // With expand_dbname, keywords before the URL are defaults it may override and keywords
+  // after it override the URL (libpq docs, PQconnectdbParams).
+  std::vector<const char*> keys = {"application_name", "dbname", "client_encoding"};
+  std::vector<const char*> values = {"faucet", url.c_str(), "UTF8"};
   if (kind == ConnectionKind::kReplication) {
     keys.push_back("replication");
     values.push_back("database");
@@ -42,8 +48,6 @@ Result<ConnPtr> Connect(const std::string& url, const PostgresTls& tls, Connecti
     keys.push_back("sslrootcert");
     values.push_back(tls.ca_path->c_str());
   }
-  keys.push_back("application_name");
-  values.push_back("faucet");
   keys.push_back(nullptr);
   values.push_back(nullptr);
   ConnPtr conn(PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1));

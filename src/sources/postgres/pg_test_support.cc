@@ -49,8 +49,8 @@ std::optional<std::string> TestDb::Scalar(const std::string& sql) {
 }
 
 std::optional<Lsn> TestDb::ConfirmedFlush(const std::string& slot) {
-  std::optional<std::string> v =
-      Scalar("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+  std::optional<std::string> v = Scalar(
+      "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
   if (!v) return std::nullopt;
   return *Lsn::Parse(*v);
 }

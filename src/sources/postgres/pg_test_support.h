@@ -94,7 +94,8 @@ class LockedStateStore : public StateStore {
 
 // Calls source.Next until `done` holds for the pages read so far or `timeout` passes; returns
 // the pages. An error or kEnd stops early.
-std::vector<Page> ReadPages(Source& source, const std::function<bool(const std::vector<Page>&)>& done,
+std::vector<Page> ReadPages(Source& source,
+                            const std::function<bool(const std::vector<Page>&)>& done,
                             std::chrono::milliseconds timeout);
 
 size_t CountChanges(const std::vector<Page>& pages);

@@ -1,12 +1,32 @@
 #include "sources/postgres/pg_types.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace faucet::postgres {
+namespace {
+
+// Builtin array types (pg_type.typcategory 'A', OID < 10000), sorted. int2vector (22) and
+// oidvector (30) are left out: their text form is space-separated, not an array literal.
+// clang-format off
+constexpr uint32_t kBuiltinArrays[] = {
+    143,  199,  210,  270,  271,  272,  273,  629,  651,  719,  775,  791,  1000, 1001, 1002,
+    1003, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 1015, 1016, 1017, 1018,
+    1019, 1020, 1021, 1022, 1027, 1028, 1034, 1040, 1041, 1115, 1182, 1183, 1185, 1187, 1231,
+    1263, 1270, 1561, 1563, 2201, 2207, 2208, 2209, 2210, 2211, 2949, 2951, 3221, 3643, 3644,
+    3645, 3735, 3770, 3807, 3905, 3907, 3909, 3911, 3913, 3927, 4073, 4090, 4097, 4192, 5039,
+    6150, 6151, 6152, 6153, 6155, 6157};
+// clang-format on
+
+}  // namespace
 
 ValueType ValueTypeForOid(uint32_t oid) {
   // OIDs from the server's catalog (src/include/catalog/pg_type.dat); stable across versions.
   switch (oid) {
-    case 16: return ValueType::kBool;
-    case 17: return ValueType::kBytes;
+    case 16:
+      return ValueType::kBool;
+    case 17:
+      return ValueType::kBytes;
     case 18:    // "char"
     case 19:    // name
     case 25:    // text
@@ -18,37 +38,34 @@ ValueType ValueTypeForOid(uint32_t oid) {
     case 23:  // int4
     case 26:  // oid
       return ValueType::kInt;
-    case 700:
-    case 701:
+    case 700:  // float4
+    case 701:  // float8
       return ValueType::kFloat;
-    case 1700: return ValueType::kNumeric;
+    case 1700:
+      return ValueType::kNumeric;
     case 114:   // json
     case 3802:  // jsonb
       return ValueType::kJson;
-    case 1082: return ValueType::kDate;
+    case 1082:
+      return ValueType::kDate;
     case 1083:  // time
     case 1266:  // timetz
       return ValueType::kTime;
-    case 1114: return ValueType::kTimestamp;
-    case 1184: return ValueType::kTimestampTz;
-    case 1186: return ValueType::kInterval;
-    case 2950: return ValueType::kUuid;
-    // Builtin array types (typcategory 'A'). int2vector (22) and oidvector (30) are left out:
-    // their text form is space-separated, not an array literal.
-    case 143: case 199: case 210: case 270: case 271: case 272: case 273: case 629: case 651:
-    case 719: case 775: case 791: case 1000: case 1001: case 1002: case 1003: case 1005:
-    case 1006: case 1007: case 1008: case 1009: case 1010: case 1011: case 1012: case 1013:
-    case 1014: case 1015: case 1016: case 1017: case 1018: case 1019: case 1020: case 1021:
-    case 1022: case 1027: case 1028: case 1034: case 1040: case 1041: case 1115: case 1182:
-    case 1183: case 1185: case 1187: case 1231: case 1263: case 1270: case 1561: case 1563:
-    case 2201: case 2207: case 2208: case 2209: case 2210: case 2211: case 2949: case 2951:
-    case 3221: case 3643: case 3644: case 3645: case 3735: case 3770: case 3807: case 3905:
-    case 3907: case 3909: case 3911: case 3913: case 3927: case 4073: case 4090: case 4097:
-    case 4192: case 5039: case 6150: case 6151: case 6152: case 6153: case 6155: case 6157:
-      return ValueType::kArray;
+    case 1114:
+      return ValueType::kTimestamp;
+    case 1184:
+      return ValueType::kTimestampTz;
+    case 1186:
+      return ValueType::kInterval;
+    case 2950:
+      return ValueType::kUuid;
     default:
-      return ValueType::kOther;
+      break;
   }
+  if (std::binary_search(std::begin(kBuiltinArrays), std::end(kBuiltinArrays), oid)) {
+    return ValueType::kArray;
+  }
+  return ValueType::kOther;
 }
 
 }  // namespace faucet::postgres

@@ -91,16 +91,20 @@ Row ReadTuple(Reader& r) {
   // Every cell takes at least its kind byte: a count beyond that is malformed, and checking it
   // first keeps a corrupt count from reserving memory.
   if (n > r.remaining()) {
-    r.Fail("tuple claims " + std::to_string(n) + " columns in " +
-           std::to_string(r.remaining()) + " bytes");
+    r.Fail("tuple claims " + std::to_string(n) + " columns in " + std::to_string(r.remaining()) +
+           " bytes");
     return row;
   }
   row.reserve(n);
   for (uint16_t i = 0; i < n && !r.failed(); ++i) {
     char kind = static_cast<char>(r.U8());
     switch (kind) {
-      case 'n': row.push_back(Cell::Null()); break;
-      case 'u': row.push_back(Cell::UnchangedToast()); break;
+      case 'n':
+        row.push_back(Cell::Null());
+        break;
+      case 'u':
+        row.push_back(Cell::UnchangedToast());
+        break;
       case 't': {
         int32_t len = r.I32();
         if (len < 0) {
@@ -112,9 +116,9 @@ Row ReadTuple(Reader& r) {
         break;
       }
       case 'b':
-        r.Fail("binary value in column " + std::to_string(i + 1) +
-                   " (binary mode was not requested)",
-               StatusCode::kInternal);
+        r.Fail(
+            "binary value in column " + std::to_string(i + 1) + " (binary mode was not requested)",
+            StatusCode::kInternal);
         break;
       default:
         if (!r.failed()) {
@@ -278,21 +282,36 @@ Result<PgoutputMessage> Parse(Reader& r, char tag, bool in_stream) {
 
 std::string PgoutputMessageName(char tag) {
   switch (tag) {
-    case 'B': return "Begin";
-    case 'C': return "Commit";
-    case 'O': return "Origin";
-    case 'R': return "Relation";
-    case 'Y': return "Type";
-    case 'I': return "Insert";
-    case 'U': return "Update";
-    case 'D': return "Delete";
-    case 'T': return "Truncate";
-    case 'M': return "Message";
-    case 'S': return "Stream Start";
-    case 'E': return "Stream Stop";
-    case 'c': return "Stream Commit";
-    case 'A': return "Stream Abort";
-    default: return "unknown";
+    case 'B':
+      return "Begin";
+    case 'C':
+      return "Commit";
+    case 'O':
+      return "Origin";
+    case 'R':
+      return "Relation";
+    case 'Y':
+      return "Type";
+    case 'I':
+      return "Insert";
+    case 'U':
+      return "Update";
+    case 'D':
+      return "Delete";
+    case 'T':
+      return "Truncate";
+    case 'M':
+      return "Message";
+    case 'S':
+      return "Stream Start";
+    case 'E':
+      return "Stream Stop";
+    case 'c':
+      return "Stream Commit";
+    case 'A':
+      return "Stream Abort";
+    default:
+      return "unknown";
   }
 }
 
@@ -305,8 +324,8 @@ Result<PgoutputMessage> ParsePgoutputMessage(std::string_view data, bool in_stre
   std::string name = "pgoutput: " + PgoutputMessageName(tag) + " message";
   if (r.failed()) return Status(r.code(), name + ": " + r.error());
   if (r.remaining() != 0) {
-    return DataLoss(name + ": " + std::to_string(r.remaining()) + " unexpected trailing bytes at byte " +
-                    std::to_string(r.offset()));
+    return DataLoss(name + ": " + std::to_string(r.remaining()) +
+                    " unexpected trailing bytes at byte " + std::to_string(r.offset()));
   }
   return m;
 }

@@ -6,7 +6,9 @@ namespace faucet::postgres {
 namespace {
 
 int64_t ToUnixMicros(int64_t postgres_micros) {
-  return postgres_micros + kPostgresEpochUnixMicros;
+  // Unsigned, so that a corrupt timestamp near the int64 limit wraps instead of being undefined.
+  return static_cast<int64_t>(static_cast<uint64_t>(postgres_micros) +
+                              static_cast<uint64_t>(kPostgresEpochUnixMicros));
 }
 
 std::string Xid(uint32_t xid) { return std::to_string(xid); }
@@ -30,14 +32,13 @@ Result<RelationPtr> PgoutputDecoder::Lookup(uint32_t relation_id, const char* wh
   return r;
 }
 
-Status PgoutputDecoder::Emit(Txn& txn, ChangeOp op, RelationPtr relation,
-                             std::optional<Row> before, std::optional<Row> after,
-                             std::vector<TxnEvent>& out) {
+Status PgoutputDecoder::Emit(Txn& txn, ChangeOp op, RelationPtr relation, std::optional<Row> before,
+                             std::optional<Row> after, std::vector<TxnEvent>& out) {
   const size_t arity = relation->columns.size();
   for (const std::optional<Row>* row : {&before, &after}) {
     if (*row && (*row)->size() != arity) {
-      return DataLoss("pgoutput: " + std::string(1, ChangeOpCode(op)) + " on " +
-                      relation->schema + "." + relation->name + " carries a tuple of " +
+      return DataLoss("pgoutput: " + std::string(1, ChangeOpCode(op)) + " on " + relation->schema +
+                      "." + relation->name + " carries a tuple of " +
                       std::to_string((*row)->size()) + " columns; the relation has " +
                       std::to_string(arity));
     }
@@ -70,8 +71,7 @@ Status PgoutputDecoder::Apply(PgoutputMessage& message, Txn& txn, std::vector<Tx
   }
   if (auto* m = std::get_if<InsertMessage>(&message)) {
     ASSIGN_OR_RETURN(RelationPtr rel, Lookup(m->relation_id, "Insert"));
-    return Emit(txn, ChangeOp::kInsert, std::move(rel), std::nullopt, std::move(m->new_tuple),
-                out);
+    return Emit(txn, ChangeOp::kInsert, std::move(rel), std::nullopt, std::move(m->new_tuple), out);
   }
   if (auto* m = std::get_if<UpdateMessage>(&message)) {
     ASSIGN_OR_RETURN(RelationPtr rel, Lookup(m->relation_id, "Update"));
@@ -80,14 +80,13 @@ Status PgoutputDecoder::Apply(PgoutputMessage& message, Txn& txn, std::vector<Tx
   }
   if (auto* m = std::get_if<DeleteMessage>(&message)) {
     ASSIGN_OR_RETURN(RelationPtr rel, Lookup(m->relation_id, "Delete"));
-    return Emit(txn, ChangeOp::kDelete, std::move(rel), std::move(m->old_tuple), std::nullopt,
-                out);
+    return Emit(txn, ChangeOp::kDelete, std::move(rel), std::move(m->old_tuple), std::nullopt, out);
   }
   if (auto* m = std::get_if<TruncateMessage>(&message)) {
     for (uint32_t id : m->relation_ids) {
       ASSIGN_OR_RETURN(RelationPtr rel, Lookup(id, "Truncate"));
-      RETURN_IF_ERROR(Emit(txn, ChangeOp::kTruncate, std::move(rel), std::nullopt, std::nullopt,
-                           out));
+      RETURN_IF_ERROR(
+          Emit(txn, ChangeOp::kTruncate, std::move(rel), std::nullopt, std::nullopt, out));
     }
     return Status::Ok();
   }
@@ -120,22 +119,31 @@ Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& ou
         },
         message);
     if (buffered) return streams_.Append(*stream_xid_, subxid, bytes);
-    if (std::holds_alternative<LogicalMessage>(message)) return Status::Ok();
+    // An Origin follows Stream Start for a transaction replicated from elsewhere; neither it
+    // nor a logical message is a row change.
+    if (std::holds_alternative<LogicalMessage>(message) ||
+        std::holds_alternative<OriginMessage>(message)) {
+      return Status::Ok();
+    }
     return DataLoss("pgoutput: " + name + " message inside the stream block of transaction " +
                     Xid(*stream_xid_));
   }
 
   if (auto* m = std::get_if<BeginMessage>(&message)) {
-    if (txn_) return DataLoss("pgoutput: Begin of transaction " + Xid(m->xid) + " inside another transaction");
+    if (txn_) {
+      return DataLoss("pgoutput: Begin of transaction " + Xid(m->xid) +
+                      " inside another transaction");
+    }
     txn_ = Txn{m->final_lsn, ToUnixMicros(m->commit_time), 0};
     return Status::Ok();
   }
   if (auto* m = std::get_if<CommitMessage>(&message)) {
-    if (!txn_) return DataLoss("pgoutput: Commit at " + m->commit_lsn.ToString() + " outside a transaction");
+    if (!txn_) {
+      return DataLoss("pgoutput: Commit at " + m->commit_lsn.ToString() + " outside a transaction");
+    }
     if (m->commit_lsn != txn_->commit_lsn) {
       return DataLoss("pgoutput: Commit at " + m->commit_lsn.ToString() +
-                      " ends a transaction that Begin announced at " +
-                      txn_->commit_lsn.ToString());
+                      " ends a transaction that Begin announced at " + txn_->commit_lsn.ToString());
     }
     TxnEvent e;
     e.kind = TxnEvent::Kind::kCommit;

@@ -29,7 +29,7 @@ namespace faucet::postgres {
 struct TxnEvent {
   enum class Kind { kChange, kCommit };
   Kind kind = Kind::kChange;
-  Change change;  // kChange
+  Change change;   // kChange
   Lsn commit_lsn;  // kCommit
   Lsn end_lsn;     // kCommit: the resume position after this transaction
 };
@@ -84,8 +84,8 @@ class PgoutputDecoder {
               std::optional<Row> after, std::vector<TxnEvent>& out);
 
   std::unordered_map<uint32_t, RelationPtr> relations_;
-  std::optional<Txn> txn_;               // between Begin and Commit
-  std::optional<uint32_t> stream_xid_;   // inside a Stream Start/Stop block
+  std::optional<Txn> txn_;              // between Begin and Commit
+  std::optional<uint32_t> stream_xid_;  // inside a Stream Start/Stop block
   StreamBuffer streams_;
 
   // The committed streamed transaction being replayed.

@@ -99,11 +99,10 @@ TEST_F(DecoderTest, UnchangedToastColumnIsMarkedUnchanged) {
 }
 
 TEST_F(DecoderTest, UpdateCarriesOldKeyAsBeforeOnlyWhenSent) {
-  auto out = Feed({Begin(0x500, 0, 7), OrdersRelation(),
-                   Update(kOrders, 0, {}, {T("1"), T("b")}),
-                   Update(kOrders, 'K', {T("1"), N()}, {T("2"), T("b")}),
-                   Update(kOrders, 'O', {T("2"), T("b")}, {T("2"), T("c")}),
-                   Commit(0x500, 0x530, 0)});
+  auto out =
+      Feed({Begin(0x500, 0, 7), OrdersRelation(), Update(kOrders, 0, {}, {T("1"), T("b")}),
+            Update(kOrders, 'K', {T("1"), N()}, {T("2"), T("b")}),
+            Update(kOrders, 'O', {T("2"), T("b")}, {T("2"), T("c")}), Commit(0x500, 0x530, 0)});
   ASSERT_EQ(out.size(), 4u);
   EXPECT_FALSE(out[0].change.before.has_value());
   ASSERT_TRUE(out[1].change.before.has_value());
@@ -136,10 +135,10 @@ TEST_F(DecoderTest, TruncateYieldsOneChangePerRelation) {
 }
 
 TEST_F(DecoderTest, RelationChangeMidStreamLeavesEarlierChangesWithTheOldColumns) {
-  auto out = Feed({Begin(0x500, 0, 7), OrdersRelation(), Insert(kOrders, {T("1"), T("a")}),
-                   Relation(kOrders, "public", "orders",
-                            {{"id", 20, true}, {"note", 25}, {"qty", 23}}),
-                   Insert(kOrders, {T("2"), T("b"), T("5")}), Commit(0x500, 0x530, 0)});
+  auto out =
+      Feed({Begin(0x500, 0, 7), OrdersRelation(), Insert(kOrders, {T("1"), T("a")}),
+            Relation(kOrders, "public", "orders", {{"id", 20, true}, {"note", 25}, {"qty", 23}}),
+            Insert(kOrders, {T("2"), T("b"), T("5")}), Commit(0x500, 0x530, 0)});
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].change.relation->columns.size(), 2u);
   EXPECT_EQ(out[1].change.relation->columns.size(), 3u);
@@ -162,8 +161,7 @@ TEST_F(DecoderTest, CommitOutsideATransactionIsDataLoss) {
 }
 
 TEST_F(DecoderTest, BeginInsideATransactionIsDataLoss) {
-  EXPECT_EQ(FeedUntilError({Begin(0x500, 0, 7), Begin(0x600, 0, 8)}).code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(FeedUntilError({Begin(0x500, 0, 7), Begin(0x600, 0, 8)}).code(), StatusCode::kDataLoss);
 }
 
 TEST_F(DecoderTest, CommitOfAnotherTransactionIsDataLoss) {
@@ -200,22 +198,29 @@ TEST_F(DecoderTest, OldTupleArityMismatchIsDataLoss) {
 
 TEST_F(DecoderTest, MalformedMessageIsDataLoss) {
   std::string insert = Insert(kOrders, {T("1"), T("abc")});
-  EXPECT_EQ(FeedUntilError({Begin(0x500, 0, 7), OrdersRelation(),
-                            insert.substr(0, insert.size() - 1)})
-                .code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(
+      FeedUntilError({Begin(0x500, 0, 7), OrdersRelation(), insert.substr(0, insert.size() - 1)})
+          .code(),
+      StatusCode::kDataLoss);
 }
 
 // Streamed transactions (protocol 2): xid 900 streams in two segments, a small transaction
 // commits in between, then 900 commits.
 TEST_F(DecoderTest, StreamedTransactionIsEmittedOnlyAtStreamCommit) {
   auto out = Feed({
-      StreamStart(900, true), OrdersRelation(900),
-      Insert(kOrders, {T("1"), T("a")}, 900), Insert(kOrders, {T("2"), T("b")}, 900), StreamStop(),
+      StreamStart(900, true),
+      OrdersRelation(900),
+      Insert(kOrders, {T("1"), T("a")}, 900),
+      Insert(kOrders, {T("2"), T("b")}, 900),
+      StreamStop(),
       // A regular transaction commits while 900 is open; it has its own Relation message.
-      Begin(0x700, kPgTime, 901), OrdersRelation(), Insert(kOrders, {T("10"), N()}),
+      Begin(0x700, kPgTime, 901),
+      OrdersRelation(),
+      Insert(kOrders, {T("10"), N()}),
       Commit(0x700, 0x730, kPgTime),
-      StreamStart(900, false), Delete(kOrders, 'K', {T("1"), N()}, 900), StreamStop(),
+      StreamStart(900, false),
+      Delete(kOrders, 'K', {T("1"), N()}, 900),
+      StreamStop(),
   });
   ASSERT_EQ(out.size(), 2u);  // only the regular transaction
   EXPECT_EQ((*out[0].change.after)[0].text, "10");
@@ -253,12 +258,11 @@ TEST_F(DecoderTest, StreamedTransactionWithAbortYieldsNothing) {
 TEST_F(DecoderTest, SubtransactionAbortDropsOnlyItsChangesButKeepsItsSchema) {
   // Subtransaction 902 sends the relation (first to touch it) and a row, then rolls back to
   // its savepoint; the top-level transaction's later rows rely on that Relation message.
-  auto out = Feed({StreamStart(900, true),
-                   OrdersRelation(902),
-                   Insert(kOrders, {T("1"), T("rolled back")}, 902), StreamStop(),
-                   StreamAbort(900, 902), StreamStart(900, false),
-                   Insert(kOrders, {T("2"), T("kept")}, 900), StreamStop(),
-                   StreamCommit(900, 0x800, 0x830, 0)});
+  auto out =
+      Feed({StreamStart(900, true), OrdersRelation(902),
+            Insert(kOrders, {T("1"), T("rolled back")}, 902), StreamStop(), StreamAbort(900, 902),
+            StreamStart(900, false), Insert(kOrders, {T("2"), T("kept")}, 900), StreamStop(),
+            StreamCommit(900, 0x800, 0x830, 0)});
   EXPECT_TRUE(out.empty());
   out = ReplayAll();
   ASSERT_EQ(out.size(), 2u);
@@ -294,12 +298,11 @@ TEST_F(DecoderTest, StreamedTransactionSpillsPastTheMemoryBudgetAndReplaysInOrde
 }
 
 TEST_F(DecoderTest, ConcurrentStreamsAreKeptApart) {
-  auto out = Feed({StreamStart(900, true), OrdersRelation(900),
-                   Insert(kOrders, {T("a"), N()}, 900), StreamStop(), StreamStart(950, true),
-                   OrdersRelation(950),
-                   Insert(kOrders, {T("b"), N()}, 950), StreamStop(), StreamStart(900, false),
-                   Insert(kOrders, {T("c"), N()}, 900), StreamStop(),
-                   StreamCommit(950, 0x900, 0x930, 0)});
+  auto out =
+      Feed({StreamStart(900, true), OrdersRelation(900), Insert(kOrders, {T("a"), N()}, 900),
+            StreamStop(), StreamStart(950, true), OrdersRelation(950),
+            Insert(kOrders, {T("b"), N()}, 950), StreamStop(), StreamStart(900, false),
+            Insert(kOrders, {T("c"), N()}, 900), StreamStop(), StreamCommit(950, 0x900, 0x930, 0)});
   out = ReplayAll();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ((*out[0].change.after)[0].text, "b");
@@ -310,6 +313,15 @@ TEST_F(DecoderTest, ConcurrentStreamsAreKeptApart) {
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ((*out[0].change.after)[0].text, "a");
   EXPECT_EQ((*out[1].change.after)[0].text, "c");
+}
+
+TEST_F(DecoderTest, OriginAndLogicalMessagesInsideAStreamAreAccepted) {
+  Feed({StreamStart(900, true), Origin(0x10, "upstream"), OrdersRelation(900),
+        Message(true, 0x20, "app", "x", 900), Insert(kOrders, {T("1"), N()}, 900), StreamStop(),
+        StreamCommit(900, 0x800, 0x830, 0)});
+  auto out = ReplayAll();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].change.op, ChangeOp::kInsert);
 }
 
 TEST_F(DecoderTest, StreamSegmentWhoseStartWasNeverSeenIsDataLoss) {

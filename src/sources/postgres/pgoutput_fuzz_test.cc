@@ -24,11 +24,11 @@ std::vector<std::vector<std::string>> Corpus() {
   };
   return {
       {Begin(0x100, 1, 7), rel(), Insert(r, {T("1"), T("a"), N()}),
-       Update(r, 'K', {T("1"), N(), N()}, {T("2"), U(), T("{}")}), Delete(r, 'O', {T("2"), T("b"), N()}),
-       Truncate({r}, 3), Commit(0x100, 0x130, 1)},
+       Update(r, 'K', {T("1"), N(), N()}, {T("2"), U(), T("{}")}),
+       Delete(r, 'O', {T("2"), T("b"), N()}), Truncate({r}, 3), Commit(0x100, 0x130, 1)},
       {Message(false, 0x90, "p", "x"), Begin(0x200, 1, 8), Origin(0x10, "o"), Type(70000, "s", "e"),
-       rel(), Insert(r, {T("1"), T("a"), T("[1]")}),
-       Relation(r, "public", "t", {{"id", 20, true}}), Insert(r, {T("3")}), Commit(0x200, 0x230, 1)},
+       rel(), Insert(r, {T("1"), T("a"), T("[1]")}), Relation(r, "public", "t", {{"id", 20, true}}),
+       Insert(r, {T("3")}), Commit(0x200, 0x230, 1)},
       {StreamStart(900, true), rel(900), Insert(r, {T("1"), T("a"), N()}, 900), StreamStop(),
        Begin(0x300, 1, 9), rel(), Insert(r, {T("9"), N(), N()}), Commit(0x300, 0x330, 1),
        StreamStart(900, false), Insert(r, {T("2"), T("b"), N()}, 901), StreamStop(),

@@ -18,8 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     messages.emplace_back(reinterpret_cast<const char*>(data + at), len);
     at += len;
   }
-  if (!faucet::postgres::IsTypedDecodeError(
-          faucet::postgres::DecodeFuzzInput(messages, budget))) {
+  if (!faucet::postgres::IsTypedDecodeError(faucet::postgres::DecodeFuzzInput(messages, budget))) {
     std::abort();
   }
   return 0;

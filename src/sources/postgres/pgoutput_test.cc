@@ -123,9 +123,7 @@ Status ParseError(const std::string& bytes, bool in_stream = false) {
   return ParsePgoutputMessage(bytes, in_stream).status();
 }
 
-TEST(Pgoutput, EmptyMessageIsDataLoss) {
-  EXPECT_EQ(ParseError("").code(), StatusCode::kDataLoss);
-}
+TEST(Pgoutput, EmptyMessageIsDataLoss) { EXPECT_EQ(ParseError("").code(), StatusCode::kDataLoss); }
 
 TEST(Pgoutput, UnknownTagIsDataLossNamingTheTag) {
   Status s = ParseError("Zabc");
@@ -182,8 +180,7 @@ TEST(Pgoutput, WrongTupleMarkerIsDataLoss) {
 
 TEST(Pgoutput, HugeCountsAreRejectedWithoutAllocating) {
   // 65535 columns / 2^32-1 relations claimed in a few bytes.
-  EXPECT_EQ(ParseError(Bytes('I').U32(1).U8('N').U16(0xffff).str()).code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(ParseError(Bytes('I').U32(1).U8('N').U16(0xffff).str()).code(), StatusCode::kDataLoss);
   EXPECT_EQ(ParseError(Bytes('T').U32(0xffffffff).U8(0).U32(1).str()).code(),
             StatusCode::kDataLoss);
   EXPECT_EQ(ParseError(Bytes('R').U32(1).Str("s").Str("t").U8('d').U16(0xffff).str()).code(),

@@ -68,7 +68,12 @@ inline std::string Begin(uint64_t final_lsn, int64_t commit_time, uint32_t xid) 
   return Bytes('B').U64(final_lsn).U64(static_cast<uint64_t>(commit_time)).U32(xid).str();
 }
 inline std::string Commit(uint64_t commit_lsn, uint64_t end_lsn, int64_t commit_time) {
-  return Bytes('C').U8(0).U64(commit_lsn).U64(end_lsn).U64(static_cast<uint64_t>(commit_time)).str();
+  return Bytes('C')
+      .U8(0)
+      .U64(commit_lsn)
+      .U64(end_lsn)
+      .U64(static_cast<uint64_t>(commit_time))
+      .str();
 }
 inline std::string Relation(uint32_t oid, const std::string& schema, const std::string& name,
                             const std::vector<TestColumn>& columns,
@@ -113,15 +118,15 @@ inline std::string Truncate(const std::vector<uint32_t>& oids, uint8_t options =
   return b.str();
 }
 inline std::string Message(bool transactional, uint64_t lsn, const std::string& prefix,
-                           const std::string& content,
-                           std::optional<uint32_t> xid = std::nullopt) {
+                           const std::string& content, std::optional<uint32_t> xid = std::nullopt) {
   return Bytes('M')
-      .Xid(xid)
-      .U8(transactional ? 1 : 0)
-      .U64(lsn)
-      .Str(prefix)
-      .U32(static_cast<uint32_t>(content.size()))
-      .str() + content;
+             .Xid(xid)
+             .U8(transactional ? 1 : 0)
+             .U64(lsn)
+             .Str(prefix)
+             .U32(static_cast<uint32_t>(content.size()))
+             .str() +
+         content;
 }
 inline std::string StreamStart(uint32_t xid, bool first) {
   return Bytes('S').U32(xid).U8(first ? 1 : 0).str();

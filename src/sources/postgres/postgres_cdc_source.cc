@@ -48,7 +48,7 @@ PostgresCdcSource::PostgresCdcSource(PostgresCdcConfig config)
 PostgresCdcSource::~PostgresCdcSource() {
   // Acknowledgements that arrived after the last timed update still reach the slot. Only
   // persisted positions are ever in acked_, so this is as safe as any other update.
-  if (conn_ != nullptr && phase_ != Phase::kCreated) (void)SendStatus(false);
+  if (conn_ != nullptr && phase_ != Phase::kCreated) (void)SendStatus();
 }
 
 Status PostgresCdcSource::Open(const std::optional<Bookmark>& start) {
@@ -58,7 +58,8 @@ Status PostgresCdcSource::Open(const std::optional<Bookmark>& start) {
     ASSIGN_OR_RETURN(Lsn b, ParseBookmark(*start));
     bookmark = b;
   }
-  ASSIGN_OR_RETURN(conn_, Connect(config_.connection_url, config_.tls, ConnectionKind::kReplication));
+  ASSIGN_OR_RETURN(conn_,
+                   Connect(config_.connection_url, config_.tls, ConnectionKind::kReplication));
   RETURN_IF_ERROR(CheckPublication(conn_.get(), config_.publication_name));
   ASSIGN_OR_RETURN(SlotInfo slot, EnsureSlot(conn_.get(), config_, config_.create_slot_if_missing));
   // Resume where the state says; with no state, at start_lsn; with neither, 0/0 lets the server
@@ -69,6 +70,7 @@ Status PostgresCdcSource::Open(const std::optional<Bookmark>& start) {
   // claim of ours.
   acked_.store(bookmark ? bookmark->value() : 0);
   last_emitted_ = Lsn(acked_.load());
+  idle_floor_ = std::max(resume, slot.confirmed_flush_lsn.value_or(Lsn()));
   RETURN_IF_ERROR(StartReplication(resume));
   phase_ = Phase::kStreaming;
   cycle_start_ = last_data_ = Clock::now();
@@ -76,7 +78,7 @@ Status PostgresCdcSource::Open(const std::optional<Bookmark>& start) {
                config_.slot_name, config_.publication_name,
                resume.is_zero() ? "the slot's confirmed position" : resume.ToString(),
                config_.proto_version);
-  return SendStatus(false);
+  return SendStatus();
 }
 
 Status PostgresCdcSource::StartReplication(Lsn start) {
@@ -90,9 +92,8 @@ Status PostgresCdcSource::StartReplication(Lsn start) {
   // Options: docs "Logical Streaming Replication Parameters". streaming 'on' (protocol 2) sends
   // large in-progress transactions in chunks instead of spilling them on the server.
   std::string sql = "START_REPLICATION SLOT \"" + config_.slot_name + "\" LOGICAL " +
-                    start.ToString() + " (proto_version '" +
-                    std::to_string(config_.proto_version) + "', publication_names " +
-                    *publications + ", messages 'true'" +
+                    start.ToString() + " (proto_version '" + std::to_string(config_.proto_version) +
+                    "', publication_names " + *publications + ", messages 'true'" +
                     (config_.proto_version >= 2 ? ", streaming 'on'" : "") + ")";
   for (int attempt = 0;; ++attempt) {
     ResultPtr r(PQexec(conn_.get(), sql.c_str()));
@@ -110,10 +111,10 @@ Status PostgresCdcSource::StartReplication(Lsn start) {
   }
 }
 
-Status PostgresCdcSource::SendStatus(bool reply_requested) {
+Status PostgresCdcSource::SendStatus() {
   const Lsn position(acked_.load());
-  const std::string message =
-      EncodeStandbyStatus(position, position, position, NowPostgresMicros(), reply_requested);
+  const std::string message = EncodeStandbyStatus(position, position, position, NowPostgresMicros(),
+                                                  /*reply_requested=*/false);
   if (PQputCopyData(conn_.get(), message.data(), static_cast<int>(message.size())) != 1 ||
       PQflush(conn_.get()) == -1) {
     return Unavailable("sending standby status update: " +
@@ -122,6 +123,12 @@ Status PostgresCdcSource::SendStatus(bool reply_requested) {
   last_status_ = Clock::now();
   ++stats_.status_updates;
   return Status::Ok();
+}
+
+Status PostgresCdcSource::KeepAlive() {
+  if (phase_ != Phase::kStreaming) return Status::Ok();
+  if (Clock::now() - last_status_ < config_.status_update_interval) return Status::Ok();
+  return SendStatus();
 }
 
 PostgresCdcStats PostgresCdcSource::stats() const {
@@ -154,7 +161,7 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
     if (phase_ == Phase::kEnded) return SourceEvent{SourceEvent::Kind::kEnd, {}};
 
     Clock::time_point now = Clock::now();
-    if (now - last_status_ >= config_.status_update_interval) RETURN_IF_ERROR(SendStatus(false));
+    if (now - last_status_ >= config_.status_update_interval) RETURN_IF_ERROR(SendStatus());
     if (decoder_.replaying()) {
       events.clear();
       RETURN_IF_ERROR(decoder_.Replay(config_.batch_size, events));
@@ -165,10 +172,11 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
     const bool long_cycle =
         now - cycle_start_ >= config_.max_cycle_duration && !decoder_.in_transaction();
     if (idle || long_cycle) {
-      spdlog::info("postgres-cdc slot '{}': cycle ends ({}); {} keepalives, {} streamed "
-                   "transactions, {} bytes spilled",
-                   config_.slot_name, idle ? "idle_timeout without data" : "max_cycle_duration",
-                   stats_.keepalives, stats_.streamed_transactions, stats().spilled_bytes);
+      spdlog::info(
+          "postgres-cdc slot '{}': cycle ends ({}); {} keepalives, {} streamed "
+          "transactions, {} bytes spilled",
+          config_.slot_name, idle ? "idle_timeout without data" : "max_cycle_duration",
+          stats_.keepalives, stats_.streamed_transactions, stats().spilled_bytes);
       // Complete transactions go out; the open one (if any) is dropped unacknowledged and comes
       // again next cycle.
       FlushPending();
@@ -183,9 +191,9 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
     }
     if (now >= deadline) return SourceEvent{SourceEvent::Kind::kIdle, {}};
 
-    Clock::time_point until = std::min({deadline, last_status_ + config_.status_update_interval,
-                                        last_data_ + config_.idle_timeout,
-                                        cycle_start_ + config_.max_cycle_duration});
+    Clock::time_point until =
+        std::min({deadline, last_status_ + config_.status_update_interval,
+                  last_data_ + config_.idle_timeout, cycle_start_ + config_.max_cycle_duration});
     if (pending_since_) until = std::min(until, *pending_since_ + config_.linger);
     Status received = Receive(until);
     if (!received.ok()) {
@@ -211,7 +219,8 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
       return Unavailable("the server ended the replication stream");
     }
     if (n == -2) {
-      return Unavailable("replication connection failed: " + std::string(PQerrorMessage(conn_.get())));
+      return Unavailable("replication connection failed: " +
+                         std::string(PQerrorMessage(conn_.get())));
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
     if (left.count() <= 0) return Status::Ok();
@@ -220,7 +229,8 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
     if (ready < 0 && errno != EINTR) return Unavailable("poll on replication connection failed");
     if (ready <= 0) return Status::Ok();
     if (PQconsumeInput(conn_.get()) == 0) {
-      return Unavailable("replication connection failed: " + std::string(PQerrorMessage(conn_.get())));
+      return Unavailable("replication connection failed: " +
+                         std::string(PQerrorMessage(conn_.get())));
     }
   }
 }
@@ -239,7 +249,7 @@ Status PostgresCdcSource::HandleCopyData(std::string_view data) {
   const Keepalive& k = std::get<Keepalive>(message);
   ++stats_.keepalives;
   // The reply carries the persisted position, never k.wal_end (spec/000 §3).
-  if (k.reply_requested) RETURN_IF_ERROR(SendStatus(false));
+  if (k.reply_requested) RETURN_IF_ERROR(SendStatus());
   MaybeEmitIdlePage(k.wal_end);
   return Status::Ok();
 }
@@ -299,8 +309,10 @@ void PostgresCdcSource::MaybeEmitIdlePage(Lsn wal_end) {
   // Everything the server sent before this keepalive (all transactions committed before
   // wal_end) has been emitted and acknowledged; nothing is open. Then wal_end is as good a
   // resume position as any commit end, and checkpointing it lets the slot advance.
+  // While the walsender catches up from the slot's restart_lsn its keepalives report positions
+  // below where this run started: checkpointing one would move the state behind the slot.
   if (decoder_.in_transaction() || decoder_.open_streams() > 0 || !PendingEmpty() ||
-      !ready_.empty() || last_emitted_ > acked || wal_end <= acked) {
+      !ready_.empty() || last_emitted_ > acked || wal_end <= std::max(acked, idle_floor_)) {
     return;
   }
   ready_.push_back(Page{{}, MakeBookmark(wal_end)});
@@ -309,8 +321,9 @@ void PostgresCdcSource::MaybeEmitIdlePage(Lsn wal_end) {
 
 Result<Bookmark> PostgresCdcSource::CapturePosition() {
   if (config_.temporary_slot) {
-    return FailedPrecondition("slot_type temporary cannot hold a position across runs; use a "
-                              "permanent slot to capture a resume position");
+    return FailedPrecondition(
+        "slot_type temporary cannot hold a position across runs; use a "
+        "permanent slot to capture a resume position");
   }
   ASSIGN_OR_RETURN(ConnPtr conn,
                    Connect(config_.connection_url, config_.tls, ConnectionKind::kReplication));

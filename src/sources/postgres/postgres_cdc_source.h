@@ -64,6 +64,9 @@ class PostgresCdcSource final : public Source {
   // else the current WAL end) as a bookmark, consuming nothing. A temporary slot cannot hold a
   // position across processes: kFailedPrecondition.
   Result<Bookmark> CapturePosition() override;
+  // Sends a status update (the persisted position) when one is due, so the server does not
+  // drop a session whose pipeline is busy writing.
+  Status KeepAlive() override;
 
   // The flush LSN the next status update reports.
   Lsn reported_position() const { return Lsn(acked_.load()); }
@@ -73,11 +76,12 @@ class PostgresCdcSource final : public Source {
   enum class Phase { kCreated, kStreaming, kEnded };
 
   Status StartReplication(Lsn start);
-  Status SendStatus(bool reply_requested);
+  // Reports acked_ as written, flushed and applied position.
+  Status SendStatus();
   // Reads and handles what the server sent, waiting at most until `until`.
   Status Receive(std::chrono::steady_clock::time_point until);
   Status HandleCopyData(std::string_view data);
-  void AddEvents(std::vector<postgres::TxnEvent>& events);
+  void AddEvents(std::vector<TxnEvent>& events);
   // Moves the complete transactions of the page being built to ready_.
   void FlushPending();
   void MaybeEmitIdlePage(Lsn wal_end);
@@ -87,7 +91,7 @@ class PostgresCdcSource final : public Source {
   }
 
   const PostgresCdcConfig config_;
-  postgres::ConnPtr conn_;
+  ConnPtr conn_;
   PgoutputDecoder decoder_;
   Phase phase_ = Phase::kCreated;
 
@@ -103,6 +107,7 @@ class PostgresCdcSource final : public Source {
   std::optional<std::chrono::steady_clock::time_point> pending_since_;
   std::deque<Page> ready_;
   Lsn last_emitted_;  // bookmark of the last page handed out (or the start position)
+  Lsn idle_floor_;    // an idle page's position must exceed this: max(resume, slot's confirmed)
 
   std::chrono::steady_clock::time_point cycle_start_;
   std::chrono::steady_clock::time_point last_data_;

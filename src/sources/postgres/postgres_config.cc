@@ -17,7 +17,8 @@ Status CheckConnectionUrl(const config::Block& block, const std::string& url) {
     std::string why = error != nullptr ? error : "out of memory";
     PQfreemem(error);
     while (!why.empty() && why.back() == '\n') why.pop_back();
-    return block.Error("connection_url", "is not a valid PostgreSQL connection URL: " + Redact(why));
+    return block.Error("connection_url",
+                       "is not a valid PostgreSQL connection URL: " + Redact(why));
   }
   PQconninfoFree(options);
   return Status::Ok();
@@ -41,7 +42,9 @@ Result<PostgresTls> ParseTls(const config::Block& block) {
   PostgresTls tls;
   ASSIGN_OR_RETURN(std::optional<config::Block> b, block.OptionalChild("tls"));
   if (!b) return tls;
-  if (!b->Has("mode")) return b->Error("mode", "is required (disable, require, verify_ca or verify_full)");
+  if (!b->Has("mode")) {
+    return b->Error("mode", "is required (disable, require, verify_ca or verify_full)");
+  }
   ASSIGN_OR_RETURN(std::string mode,
                    b->Enum("mode", "", {"disable", "require", "verify_ca", "verify_full"}));
   if (mode == "disable") tls.mode = PostgresTlsMode::kDisable;
@@ -64,8 +67,8 @@ Result<PostgresCdcConfig> ParsePostgresCdcConfig(const config::Block& block) {
   RETURN_IF_ERROR(CheckConnectionUrl(block, c.connection_url));
   ASSIGN_OR_RETURN(c.slot_name, block.RequiredString("slot_name"));
   if (!ValidSlotName(c.slot_name)) {
-    return block.Error("slot_name", "must be 1-63 characters of a-z, 0-9 and _, got '" +
-                                        c.slot_name + "'");
+    return block.Error("slot_name",
+                       "must be 1-63 characters of a-z, 0-9 and _, got '" + c.slot_name + "'");
   }
   ASSIGN_OR_RETURN(c.publication_name, block.RequiredString("publication_name"));
   ASSIGN_OR_RETURN(c.create_slot_if_missing, block.Bool("create_slot_if_missing", true));
@@ -85,9 +88,9 @@ Result<PostgresCdcConfig> ParsePostgresCdcConfig(const config::Block& block) {
   ASSIGN_OR_RETURN(c.status_update_interval, Seconds(block, "status_update_interval", 10));
   if (c.status_update_interval >= c.idle_timeout) {
     // Otherwise an idle cycle could end before its first status update moved the slot.
-    return block.Error("status_update_interval",
-                       "must be less than idle_timeout (" +
-                           std::to_string(c.idle_timeout.count() / 1000) + " s)");
+    return block.Error(
+        "status_update_interval",
+        "must be less than idle_timeout (" + std::to_string(c.idle_timeout.count() / 1000) + " s)");
   }
   ASSIGN_OR_RETURN(int64_t batch, block.Int("batch_size", 1000, 1, 1'000'000));
   c.batch_size = static_cast<size_t>(batch);

@@ -34,21 +34,21 @@ struct PostgresCdcConfig {
   std::string slot_name;         // [a-z0-9_]{1,63}
   std::string publication_name;  // must exist; never created
   bool create_slot_if_missing = true;
-  bool temporary_slot = false;  // `slot_type: temporary`: dies with the replication session
+  bool temporary_slot = false;   // `slot_type: temporary`: dies with the replication session
   std::optional<Lsn> start_lsn;  // used only when no bookmark is persisted
   int proto_version = 2;         // 2 streams large in-progress transactions (server >= 14)
   std::chrono::milliseconds idle_timeout{30'000};
   std::chrono::milliseconds max_cycle_duration{300'000};
   std::chrono::milliseconds status_update_interval{10'000};  // < idle_timeout
-  size_t batch_size = 1000;  // rows per page target
+  size_t batch_size = 1000;                                  // rows per page target
   int slot_acquire_retries = 10;
   PostgresTls tls;
 
   // Tuning without a config key (tests lower them).
-  size_t page_bytes = 16 << 20;                 // byte budget of one page
-  std::chrono::milliseconds linger{50};         // how long a page waits for more transactions
-  size_t stream_memory_bytes = 64 << 20;        // streamed transactions kept in memory, in total
-  std::string spill_dir;                        // where streamed transactions spill; "" = $TMPDIR
+  size_t page_bytes = 16 << 20;           // byte budget of one page
+  std::chrono::milliseconds linger{50};   // how long a page waits for more transactions
+  size_t stream_memory_bytes = 64 << 20;  // streamed transactions kept in memory, in total
+  std::string spill_dir;                  // where streamed transactions spill; "" = $TMPDIR
 };
 
 struct PostgresQueryConfig {

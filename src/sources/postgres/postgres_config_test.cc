@@ -89,9 +89,11 @@ TEST(PostgresCdcConfig, InvalidValuesAreLocatedErrors) {
            Case{"tls: {ca_path: /x}\n", "mode"},
            Case{"tls: {mode: require, ca_path: /x}\n", "ca_path"},
        }) {
-    // A second slot_name overrides nothing in YAML: replace the minimal one instead.
+    // A YAML mapping cannot repeat slot_name: drop the valid one for that case.
     std::string yaml = kMinimal;
-    if (std::string(c.key) == "slot_name") yaml = "connection_url: postgres://h/d\npublication_name: p\n";
+    if (std::string(c.key) == "slot_name") {
+      yaml = "connection_url: postgres://h/d\npublication_name: p\n";
+    }
     Status s = ParsePostgresCdcConfig(MakeBlock(yaml + c.yaml)).status();
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.yaml;
     EXPECT_NE(s.message().find(c.key), std::string::npos) << s.message();
@@ -105,10 +107,10 @@ TEST(PostgresCdcConfig, StatusUpdateIntervalMustBeBelowIdleTimeout) {
 }
 
 TEST(PostgresCdcConfig, BadUrlIsAnErrorThatHidesThePassword) {
-  Status s = ParsePostgresCdcConfig(
-                 MakeBlock("connection_url: postgres://u:hunter2@h:notaport/d?bogus=1\n"
-                           "slot_name: s\npublication_name: p\n"))
-                 .status();
+  Status s =
+      ParsePostgresCdcConfig(MakeBlock("connection_url: postgres://u:hunter2@h:notaport/d?bogus=1\n"
+                                       "slot_name: s\npublication_name: p\n"))
+          .status();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("connection_url"), std::string::npos) << s.message();
   EXPECT_EQ(s.message().find("hunter2"), std::string::npos) << s.message();

@@ -23,7 +23,8 @@ using Clock = std::chrono::steady_clock;
 
 // COPY (...) takes one statement without its terminator.
 std::string StripTerminator(std::string query) {
-  while (!query.empty() && (query.back() == ';' || std::isspace(static_cast<unsigned char>(query.back())))) {
+  while (!query.empty() &&
+         (query.back() == ';' || std::isspace(static_cast<unsigned char>(query.back())))) {
     query.pop_back();
   }
   return query;
@@ -81,7 +82,8 @@ Status PostgresQuerySource::Describe(const std::string& query) {
         Exec(conn_.get(),
              "SELECT n.nspname, c.relname, coalesce((SELECT array_to_string(i.indkey, ' ')"
              " FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), '')"
-             " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = " + oid,
+             " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = " +
+                 oid,
              "describing the query's table"));
     if (PQntuples(t.get()) == 1) {
       rel->id = table;

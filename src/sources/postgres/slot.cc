@@ -31,7 +31,8 @@ Result<std::optional<SlotInfo>> LookupSlot(PGconn* conn, const std::string& slot
       Exec(conn,
            "SELECT slot_type, coalesce(plugin, ''), coalesce(database = current_database(), false),"
            " temporary, coalesce(wal_status, ''), confirmed_flush_lsn, restart_lsn, active_pid"
-           " FROM pg_replication_slots WHERE slot_name = " + name,
+           " FROM pg_replication_slots WHERE slot_name = " +
+               name,
            "looking up replication slot '" + slot + "'"));
   if (PQntuples(r.get()) == 0) return std::optional<SlotInfo>();
   SlotInfo info;
@@ -53,8 +54,10 @@ Status CreateSlot(PGconn* conn, const std::string& slot, bool temporary) {
   ResultPtr r(PQexec(conn, sql.c_str()));
   if (r != nullptr && PQresultStatus(r.get()) == PGRES_TUPLES_OK) {
     if (!temporary) {
-      spdlog::warn("created permanent replication slot '{}': it retains WAL until it is dropped "
-                   "(faucet slot drop)", slot);
+      spdlog::warn(
+          "created permanent replication slot '{}': it retains WAL until it is dropped "
+          "(faucet slot drop)",
+          slot);
     }
     return Status::Ok();
   }
@@ -71,7 +74,9 @@ Result<SlotInfo> EnsureSlot(PGconn* conn, const PostgresCdcConfig& config, bool 
     }
     RETURN_IF_ERROR(CreateSlot(conn, config.slot_name, config.temporary_slot));
     ASSIGN_OR_RETURN(info, LookupSlot(conn, config.slot_name));
-    if (!info) return Internal("replication slot '" + config.slot_name + "' vanished after creation");
+    if (!info) {
+      return Internal("replication slot '" + config.slot_name + "' vanished after creation");
+    }
   }
   RETURN_IF_ERROR(CheckSlotUsable(*info, config.slot_name));
   return *info;
@@ -79,8 +84,8 @@ Result<SlotInfo> EnsureSlot(PGconn* conn, const PostgresCdcConfig& config, bool 
 
 Status CheckSlotUsable(const SlotInfo& info, const std::string& slot) {
   if (info.slot_type != "logical" || info.plugin != "pgoutput") {
-    return FailedPrecondition("replication slot '" + slot + "' is a " + info.slot_type +
-                              " slot" + (info.plugin.empty() ? "" : " of plugin " + info.plugin) +
+    return FailedPrecondition("replication slot '" + slot + "' is a " + info.slot_type + " slot" +
+                              (info.plugin.empty() ? "" : " of plugin " + info.plugin) +
                               ", not a logical pgoutput slot");
   }
   if (!info.same_database) {
@@ -89,18 +94,18 @@ Status CheckSlotUsable(const SlotInfo& info, const std::string& slot) {
   }
   if (info.wal_status == "lost") {
     return FailedPrecondition(
-        Resync(slot, "was invalidated by the server (wal_status 'lost': its WAL was removed, "
-                     "see max_slot_wal_keep_size)"));
+        Resync(slot,
+               "was invalidated by the server (wal_status 'lost': its WAL was removed, "
+               "see max_slot_wal_keep_size)"));
   }
   return Status::Ok();
 }
 
 Status CheckNotAheadOf(const SlotInfo& info, const std::string& slot, Lsn resume) {
   if (info.confirmed_flush_lsn && *info.confirmed_flush_lsn > resume) {
-    return FailedPrecondition(Resync(slot, "has confirmed position " +
-                                               info.confirmed_flush_lsn->ToString() +
-                                               ", ahead of the resume position " +
-                                               resume.ToString()));
+    return FailedPrecondition(
+        Resync(slot, "has confirmed position " + info.confirmed_flush_lsn->ToString() +
+                         ", ahead of the resume position " + resume.ToString()));
   }
   return Status::Ok();
 }
@@ -134,8 +139,8 @@ Status DropSlot(const PostgresCdcConfig& config) {
     if (state == kSqlStateUndefinedObject) {
       return NotFound("replication slot '" + config.slot_name + "' does not exist");
     }
-    Status error = StatementError(conn.get(), r.get(),
-                                  "dropping replication slot '" + config.slot_name + "'");
+    Status error =
+        StatementError(conn.get(), r.get(), "dropping replication slot '" + config.slot_name + "'");
     if (state != kSqlStateObjectInUse) return error;
     if (attempt >= config.slot_acquire_retries) {
       return FailedPrecondition(error.message() + "; stop the pipeline that uses it first");

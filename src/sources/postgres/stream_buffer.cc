@@ -106,8 +106,8 @@ Status StreamBuffer::Append(uint32_t xid, uint32_t subxid, std::string_view mess
   BufferedStream& s = *streams_.at(xid);
   const size_t record = kHeader + message.size();
   if (s.spill_ == nullptr) {
-    bool fits = !s.chunks_.empty() &&
-                s.chunks_.back().capacity() - s.chunks_.back().size() >= record;
+    bool fits =
+        !s.chunks_.empty() && s.chunks_.back().capacity() - s.chunks_.back().size() >= record;
     size_t grow = fits ? 0 : std::max(kChunkBytes, record);
     if (memory_bytes_ + grow <= memory_budget_) {
       if (!fits) {

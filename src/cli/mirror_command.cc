@@ -1,0 +1,44 @@
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/exit_code.h"
+#include "cli/pipeline_builder.h"
+#include "cli/signals.h"
+#include "core/redact.h"
+#include "mirror/mirror.h"
+#include "mirror/status_report.h"
+
+namespace faucet::cli {
+
+int MirrorCommand(const std::string& config_path) {
+  Result<BuiltPipeline> built = BuildPipeline(config_path);
+  if (!built.ok()) return ReportFailure(built.status());
+  std::vector<std::string> warnings = built->warnings;
+  Result<mirror::MirrorConfig> config = mirror::ParseMirrorConfig(*built, warnings);
+  if (!config.ok()) return ReportFailure(config.status());
+  for (const std::string& w : warnings) spdlog::warn("{}", w);
+  Result<std::unique_ptr<StateStore>> state = OpenState(*built);
+  if (!state.ok()) return ReportFailure(state.status());
+
+  mirror::Mirror m(*built, std::move(*config), **state, StopFlag());
+  Status st = m.Run();
+  if (!st.ok()) return ReportFailure(st);
+  spdlog::info("mirror {}: finished", built->doc.name);
+  return kExitOk;
+}
+
+int MirrorStatusCommand(const std::string& config_path, bool json) {
+  Result<BuiltPipeline> built = BuildPipeline(config_path);
+  if (!built.ok()) return ReportFailure(built.status());
+  Result<std::unique_ptr<StateStore>> state = OpenState(*built);
+  if (!state.ok()) return ReportFailure(state.status());
+  Result<Json> status = mirror::ReadMirrorStatus(*built, **state);
+  if (!status.ok()) return ReportFailure(status.status());
+  std::string out = json ? status->dump(2) + "\n" : mirror::FormatMirrorStatus(*status);
+  std::fputs(Redact(out).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace faucet::cli

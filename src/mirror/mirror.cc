@@ -1,0 +1,217 @@
+#include "mirror/mirror.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "cli/registry.h"
+#include "core/pipeline.h"
+#include "mirror/snapshot_progress.h"
+#include "state/memory_state_store.h"
+
+namespace faucet::mirror {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kFirstBackoff = 1s;
+constexpr auto kMaxBackoff = 60s;
+
+// The parts of one pipeline run, built fresh for every run so that a failed connection is
+// never reused.
+struct Parts {
+  std::unique_ptr<Source> source;
+  std::vector<std::unique_ptr<Transform>> transforms;
+  std::unique_ptr<Sink> sink;
+
+  std::vector<Transform*> TransformPtrs() {
+    std::vector<Transform*> out;
+    for (auto& t : transforms) out.push_back(t.get());
+    return out;
+  }
+};
+
+// Builds source, transforms and sink. The snapshot reads flat rows, not change envelopes, so
+// cdc_unwrap is left out of it; every other transform runs in both phases.
+Result<Parts> MakeParts(const config::Document& doc, const config::ConnectorSpec& source,
+                        bool snapshot) {
+  std::vector<std::string> warnings;  // already reported by validation
+  Parts parts;
+  ASSIGN_OR_RETURN(parts.source, cli::MakeSource(source, warnings));
+  for (const config::ConnectorSpec& spec : doc.transforms) {
+    if (snapshot && spec.type == "cdc_unwrap") continue;
+    ASSIGN_OR_RETURN(std::unique_ptr<Transform> t, cli::MakeTransform(spec, warnings));
+    parts.transforms.push_back(std::move(t));
+  }
+  ASSIGN_OR_RETURN(parts.sink, cli::MakeSink(doc.sink, warnings));
+  return parts;
+}
+
+}  // namespace
+
+bool RetryableInMirror(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:     // the config: a person must fix it
+    case StatusCode::kFailedPrecondition:  // e.g. resync needed: retrying would loop forever
+    case StatusCode::kDataLoss:
+    case StatusCode::kNotFound:  // a missing publication or table does not appear by waiting
+      return false;
+    default:
+      return true;
+  }
+}
+
+Mirror::Mirror(const cli::BuiltPipeline& built, MirrorConfig config, StateStore& state,
+               const std::atomic<bool>& stop)
+    : built_(built), config_(std::move(config)), state_(state), stop_(stop) {}
+
+Status Mirror::PutMarker(const char* phase, bool snapshot_done, const Bookmark& position) {
+  Json marker = {{"phase", phase}, {"snapshot_done", snapshot_done}, {"position", position.value}};
+  return state_.Put(MarkerKey(built_.doc.name), marker);
+}
+
+void Mirror::SaveStatus() {
+  status_.updated_ms = NowMs();
+  // Status is for people; failing to save it must not stop the data.
+  Status st = state_.Put(StatusKey(built_.doc.name), status_.ToJson());
+  if (!st.ok()) spdlog::warn("cannot save mirror status: {}", st.message());
+}
+
+void Mirror::Sleep(std::chrono::milliseconds d) const {
+  auto until = std::chrono::steady_clock::now() + d;
+  while (!stop_.load() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+Result<Bookmark> Mirror::Bootstrap() {
+  const std::string& name = built_.doc.name;
+  std::vector<std::string> warnings;
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> source, cli::MakeSource(built_.doc.source, warnings));
+  // P first: everything committed after it is retained by the source and replayed by the
+  // stream, so nothing the snapshot misses is lost.
+  ASSIGN_OR_RETURN(Bookmark position, source->CapturePosition());
+  spdlog::info("mirror {}: captured position {}", name, position.ToString());
+  RETURN_IF_ERROR(state_.Put(CdcKey(name), position.value));
+  RETURN_IF_ERROR(PutMarker("snapshot", false, position));
+  return position;
+}
+
+Result<bool> Mirror::Snapshot(const Bookmark& position) {
+  const std::string& name = built_.doc.name;
+  ASSIGN_OR_RETURN(Parts parts, MakeParts(built_.doc, config_.snapshot_source, true));
+  status_.phase = "snapshot";
+  status_.snapshot_rows = 0;
+  status_.snapshot_started_ms = NowMs();
+  status_.snapshot_estimate = EstimateSnapshotRows(config_.snapshot_source);
+  SaveStatus();
+
+  // The snapshot is not resumable: its progress lives in memory and a crash redoes it.
+  MemoryStateStore scratch;
+  SnapshotProgress progress(status_.snapshot_estimate, isatty(STDERR_FILENO) != 0);
+  PipelineOptions options;
+  options.state_key = name + "::snapshot";
+  options.stop = &stop_;
+  options.on_page = [&](const Page&, const PipelineStats& stats) {
+    status_.snapshot_rows = stats.changes;
+    if (progress.Tick(stats.changes)) SaveStatus();
+  };
+  Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, scratch, options);
+  Result<PipelineStats> stats = pipeline.Run();
+  progress.Finish(stats.ok() ? stats->changes : status_.snapshot_rows);
+  if (!stats.ok()) return stats.status().WithContext("mirror snapshot phase failed");
+  if (stats->stopped) {
+    spdlog::info("mirror {}: stopped during the snapshot; the next run redoes it from {}", name,
+                 position.ToString());
+    return false;
+  }
+  status_.snapshot_rows = stats->changes;
+  status_.snapshot_finished_ms = NowMs();
+  RETURN_IF_ERROR(PutMarker("cdc", true, position));
+  spdlog::info("mirror {}: snapshot done, {} rows; streaming from {}", name, stats->changes,
+               position.ToString());
+  return true;
+}
+
+Status Mirror::RunCdcCycle() {
+  ASSIGN_OR_RETURN(Parts parts, MakeParts(built_.doc, built_.doc.source, false));
+  PipelineOptions options;
+  options.state_key = CdcKey(built_.doc.name);
+  options.delivery = cli::PipelineDelivery(built_.guarantee);
+  options.stop = &stop_;
+  int64_t last_save = 0;
+  options.on_page = [&](const Page& page, const PipelineStats&) {
+    if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {
+      status_.last_commit_ms = page.changes.back().commit_time_us / 1000;
+    }
+    int64_t now = NowMs();
+    if (now - last_save >= 2000) {
+      last_save = now;
+      SaveStatus();
+    }
+  };
+  Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, state_, options);
+  Result<PipelineStats> stats = pipeline.Run();
+  if (!stats.ok()) return stats.status();
+  if (stats->changes > 0) {
+    spdlog::info("mirror {}: {} changes applied, position {}", built_.doc.name, stats->changes,
+                 stats->last_bookmark ? stats->last_bookmark->ToString() : "unchanged");
+  }
+  return Status::Ok();
+}
+
+Status Mirror::Stream() {
+  status_.phase = "cdc";
+  SaveStatus();
+  auto backoff = std::chrono::duration_cast<std::chrono::milliseconds>(kFirstBackoff);
+  while (!stop_.load()) {
+    Status cycle = RunCdcCycle();
+    if (cycle.ok()) {
+      backoff = kFirstBackoff;
+      if (!config_.continuous) break;
+      continue;
+    }
+    status_.last_error = cycle.message();
+    status_.last_error_ms = NowMs();
+    SaveStatus();
+    if (!config_.continuous || !RetryableInMirror(cycle)) return cycle;
+    spdlog::warn("mirror {}: {}; retrying in {} s", built_.doc.name, cycle.message(),
+                 backoff.count() / 1000.0);
+    Sleep(backoff);
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
+  }
+  return Status::Ok();
+}
+
+Status Mirror::Run() {
+  const std::string& name = built_.doc.name;
+  ASSIGN_OR_RETURN(std::optional<Json> marker, state_.Get(MarkerKey(name)));
+  if (Result<std::optional<Json>> s = state_.Get(StatusKey(name)); s.ok() && *s) {
+    status_ = MirrorStatus::FromJson(**s);
+  }
+
+  Bookmark position;
+  bool snapshot_done = false;
+  if (!marker) {
+    ASSIGN_OR_RETURN(position, Bootstrap());
+  } else {
+    if (!marker->is_object() || !marker->contains("position") ||
+        !(*marker)["snapshot_done"].is_boolean()) {
+      return DataLoss("mirror marker " + MarkerKey(name) + " is malformed: " + marker->dump());
+    }
+    position = Bookmark{(*marker)["position"]};
+    snapshot_done = (*marker)["snapshot_done"].get<bool>();
+  }
+  if (!snapshot_done) {
+    ASSIGN_OR_RETURN(bool finished, Snapshot(position));
+    if (!finished) return Status::Ok();
+  }
+  Status streamed = Stream();
+  status_.phase = streamed.ok() ? "stopped" : "failed";
+  SaveStatus();
+  return streamed;
+}
+
+}  // namespace faucet::mirror

@@ -1,0 +1,56 @@
+// The mirror: capture the CDC position P first, snapshot the table into the sink, then stream
+// changes from P (DESIGN.md §5, spec/003). An upsert sink makes the overlap between the
+// snapshot and the stream converge (last write wins by key).
+//
+// Durable progress, all in the pipeline's state store:
+//   {name}::__replication__   {"phase": "snapshot"|"cdc", "snapshot_done": bool, "position": P}
+//   {name}::cdc               the CDC bookmark, seeded with P
+//   {name}::__mirror_status__ progress and last error, for `faucet mirror status`
+// A crash during the snapshot redoes it from the same P; a crash during CDC resumes from the
+// bookmark. With `continuous`, a failed CDC cycle is retried with capped exponential backoff
+// (1 s doubling to 60 s, reset after a good cycle); errors that a retry cannot fix (config,
+// resync needed, data loss) end the mirror.
+#pragma once
+
+#include <atomic>
+
+#include "cli/pipeline_builder.h"
+#include "core/state_store.h"
+#include "mirror/mirror_config.h"
+#include "mirror/mirror_status.h"
+
+namespace faucet::mirror {
+
+class Mirror {
+ public:
+  // Borrows all; they must outlive the mirror. `stop` is set by SIGINT/SIGTERM.
+  Mirror(const cli::BuiltPipeline& built, MirrorConfig config, StateStore& state,
+         const std::atomic<bool>& stop);
+
+  // Runs until the stream ends (continuous: false), a stop request (ok), or an error that
+  // retrying cannot fix.
+  Status Run();
+
+ private:
+  Result<Bookmark> Bootstrap();
+  // False when a stop request interrupted the snapshot.
+  Result<bool> Snapshot(const Bookmark& position);
+  Status Stream();
+  Status RunCdcCycle();
+  Status PutMarker(const char* phase, bool snapshot_done, const Bookmark& position);
+  void SaveStatus();
+  // Sleeps `d`, waking early on a stop request.
+  void Sleep(std::chrono::milliseconds d) const;
+
+  const cli::BuiltPipeline& built_;
+  MirrorConfig config_;
+  StateStore& state_;
+  const std::atomic<bool>& stop_;
+  MirrorStatus status_;
+};
+
+// Classifies a failed CDC cycle: true when waiting and retrying may succeed (a dropped
+// connection, a restarting server, an unavailable destination).
+bool RetryableInMirror(const Status& status);
+
+}  // namespace faucet::mirror

@@ -1,0 +1,84 @@
+#include "mirror/mirror_config.h"
+
+#include "cli/registry.h"
+
+namespace faucet::mirror {
+
+Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
+                                       std::vector<std::string>& warnings) {
+  const config::Document& doc = built.doc;
+  if (!doc.mirror) {
+    return doc.root.Error("", "has no mirror: block (faucet mirror needs mode and snapshot.source)");
+  }
+  const config::Block& block = *doc.mirror;
+  for (const char* key : {"tables", "per_table"}) {
+    if (block.Has(key)) {
+      return block.Error(key, "a multi-table mirror is not available in this build (mirror one "
+                              "table per config)");
+    }
+  }
+  for (const std::string& key : block.Keys()) {
+    if (key != "mode" && key != "continuous" && key != "snapshot") {
+      return block.Error(key, "unknown key (expected mode, continuous, snapshot)");
+    }
+  }
+  MirrorConfig cfg;
+  ASSIGN_OR_RETURN(std::string mode, block.Enum("mode", "snapshot_then_cdc", {"snapshot_then_cdc"}));
+  ASSIGN_OR_RETURN(cfg.continuous, block.Bool("continuous", true));
+  ASSIGN_OR_RETURN(config::Block snapshot, block.Child("snapshot"));
+  for (const std::string& key : snapshot.Keys()) {
+    if (key == "concurrency" || key == "shards") {
+      return snapshot.Error(key, "is not available in this build (the snapshot is one stream)");
+    }
+    if (key != "source") return snapshot.Error(key, "unknown key (expected source)");
+  }
+  ASSIGN_OR_RETURN(cfg.snapshot_source, config::ParseSourceSpec(snapshot, "source", warnings));
+
+  const cli::SourceKind* cdc = cli::FindSourceKind(doc.source.type);
+  if (cdc == nullptr || !cdc->change_stream) {
+    return doc.source.spec.Error("type", "a mirror streams from a CDC source (e.g. postgres-cdc), "
+                                         "not '" + doc.source.type + "'");
+  }
+  const cli::SourceKind* snap = cli::FindSourceKind(cfg.snapshot_source.type);
+  if (snap == nullptr) {
+    std::vector<std::string> ignored;
+    Result<std::unique_ptr<Source>> probe = cli::MakeSource(cfg.snapshot_source, ignored);
+    return probe.status();
+  }
+  if (snap->change_stream) {
+    return cfg.snapshot_source.spec.Error(
+        "type", "the snapshot reads with a query source (e.g. postgres), not the CDC source '" +
+                    cfg.snapshot_source.type + "'");
+  }
+  std::vector<std::string> snapshot_warnings;
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> probe,
+                   cli::MakeSource(cfg.snapshot_source, snapshot_warnings));
+  warnings.insert(warnings.end(), snapshot_warnings.begin(), snapshot_warnings.end());
+
+  if (!doc.state) {
+    return doc.root.Error("pipeline", "a mirror needs a durable state store (pipeline.state: file, "
+                                      "postgres or redis) to keep its position and phase");
+  }
+  if (doc.state->type == "memory") {
+    return doc.state->spec.Error("type", "a mirror needs a durable state store: 'memory' would "
+                                         "lose the captured position on restart");
+  }
+  const YAML::Node& source_cfg = doc.source.config.node();
+  if (source_cfg.IsMap() && source_cfg["slot_type"] && source_cfg["slot_type"].IsScalar() &&
+      source_cfg["slot_type"].Scalar() == "temporary") {
+    return doc.source.config.Error("slot_type", "a mirror needs a permanent slot: a temporary "
+                                                "one is dropped with the session that created "
+                                                "it, and the captured position with it");
+  }
+  const YAML::Node& sink_cfg = doc.sink.config.node();
+  bool upsert = sink_cfg.IsMap() && sink_cfg["write_mode"] && sink_cfg["write_mode"].IsScalar() &&
+                sink_cfg["write_mode"].Scalar() == "upsert";
+  if (!upsert) {
+    warnings.push_back(doc.sink.spec.Where("type") +
+                       ": pipeline.sink: not write_mode: upsert, so changes in the overlap of the "
+                       "snapshot and the stream may be applied twice (duplicates)");
+  }
+  return cfg;
+}
+
+}  // namespace faucet::mirror

@@ -1,0 +1,26 @@
+// The `mirror:` block (alias `replication:`): snapshot a table, then stream its changes from a
+// position captured before the snapshot. Parsed and gated at load time, so `faucet validate`
+// reports a config that cannot mirror.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/pipeline_builder.h"
+#include "config/document.h"
+
+namespace faucet::mirror {
+
+struct MirrorConfig {
+  bool continuous = true;                // keep streaming after the snapshot
+  config::ConnectorSpec snapshot_source;  // a query source reading the table(s)
+};
+
+// Reads built.doc.mirror and checks the gates: the pipeline source is a change stream, the
+// snapshot source a query source, the state store durable, a Postgres slot permanent. A
+// non-upsert sink is a warning (the snapshot/stream overlap may then duplicate rows). Errors
+// name the file, line and key.
+Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
+                                       std::vector<std::string>& warnings);
+
+}  // namespace faucet::mirror

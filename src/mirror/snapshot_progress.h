@@ -1,0 +1,36 @@
+// Snapshot progress for people: a live line on a terminal (rows, rows/s, percent of the
+// planner's estimate), a log line every 10 s otherwise.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "config/document.h"
+
+namespace faucet::mirror {
+
+class SnapshotProgress {
+ public:
+  SnapshotProgress(std::optional<int64_t> estimate, bool terminal);
+
+  // Reports `rows` copied so far. True about every 2 s: time to save the persisted status.
+  bool Tick(uint64_t rows);
+  // Prints the final line.
+  void Finish(uint64_t rows);
+
+ private:
+  std::string Line(uint64_t rows) const;
+
+  std::optional<int64_t> estimate_;
+  bool terminal_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_print_;
+  std::chrono::steady_clock::time_point last_save_;
+};
+
+// The planner's row estimate for a Postgres query snapshot source (EXPLAIN), or nullopt for
+// other sources or when the estimate cannot be had.
+std::optional<int64_t> EstimateSnapshotRows(const config::ConnectorSpec& source);
+
+}  // namespace faucet::mirror

@@ -1,0 +1,82 @@
+#include "mirror/status_report.h"
+
+#include <libpq-fe.h>
+
+#include <memory>
+
+#include "core/lsn.h"
+#include "mirror/mirror_status.h"
+
+namespace faucet::mirror {
+namespace {
+
+// Bytes of WAL the source has written beyond `position`; nullopt when it cannot be asked.
+std::optional<int64_t> PostgresLagBytes(const config::Document& doc, const Lsn& position) {
+  const YAML::Node& cfg = doc.source.config.node();
+  if (doc.source.type != "postgres-cdc" || !cfg["connection_url"]) return std::nullopt;
+  std::string url = cfg["connection_url"].Scalar();
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdb(url.c_str()), &PQfinish);
+  if (PQstatus(conn.get()) != CONNECTION_OK) return std::nullopt;
+  std::string lsn = position.ToString();
+  const char* params[] = {lsn.c_str()};
+  std::unique_ptr<PGresult, decltype(&PQclear)> res(
+      PQexecParams(conn.get(), "SELECT (pg_current_wal_lsn() - $1::pg_lsn)::bigint", 1, nullptr,
+                   params, nullptr, nullptr, 0),
+      &PQclear);
+  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) return std::nullopt;
+  return std::max<int64_t>(0, std::stoll(PQgetvalue(res.get(), 0, 0)));
+}
+
+}  // namespace
+
+Result<Json> ReadMirrorStatus(const cli::BuiltPipeline& built, StateStore& state) {
+  const std::string& name = built.doc.name;
+  ASSIGN_OR_RETURN(std::optional<Json> marker, state.Get(MarkerKey(name)));
+  ASSIGN_OR_RETURN(std::optional<Json> bookmark, state.Get(CdcKey(name)));
+  ASSIGN_OR_RETURN(std::optional<Json> saved, state.Get(StatusKey(name)));
+  MirrorStatus status = saved ? MirrorStatus::FromJson(*saved) : MirrorStatus{};
+  if (!marker) status.phase = "not started";
+
+  Json out = status.ToJson();
+  out["name"] = name;
+  out["snapshot_done"] = marker && (*marker)["snapshot_done"].is_boolean() &&
+                         (*marker)["snapshot_done"].get<bool>();
+  // The committed position: the CDC bookmark, unwrapped if exactly-once wrapped it.
+  Json position;
+  if (bookmark) position = bookmark->contains("__faucet_eo") ? (*bookmark)["bookmark"] : *bookmark;
+  out["position"] = position;
+  out["lag_bytes"] = nullptr;
+  out["lag_seconds"] = nullptr;
+  if (position.is_object() && position["last_lsn"].is_string()) {
+    Result<Lsn> lsn = Lsn::Parse(position["last_lsn"].get<std::string>());
+    if (lsn.ok()) {
+      std::optional<int64_t> lag = PostgresLagBytes(built.doc, *lsn);
+      if (lag) {
+        out["lag_bytes"] = *lag;
+        // Caught up means no lag in time either; otherwise the age of the last applied commit.
+        out["lag_seconds"] = (*lag == 0 || status.last_commit_ms == 0)
+                                 ? 0.0
+                                 : (NowMs() - status.last_commit_ms) / 1000.0;
+      }
+    }
+  }
+  return out;
+}
+
+std::string FormatMirrorStatus(const Json& s) {
+  auto num = [](const Json& j) { return j.is_null() ? std::string("unknown") : j.dump(); };
+  std::string text = "mirror " + s["name"].get<std::string>() + "\n";
+  text += "  phase:     " + s["phase"].get<std::string>() + "\n";
+  const Json& snap = s["snapshot"];
+  text += "  snapshot:  " + std::string(s["snapshot_done"].get<bool>() ? "done, " : "") +
+          snap["rows"].dump() + " rows";
+  if (snap["estimate"].is_number()) text += " of ~" + snap["estimate"].dump() + " estimated";
+  text += "\n  position:  " + (s["position"].is_null() ? "none" : s["position"].dump()) + "\n";
+  text += "  lag:       " + num(s["lag_bytes"]) + " bytes, " + num(s["lag_seconds"]) + " s\n";
+  text += "  last error: " +
+          (s["last_error"].is_null() ? std::string("none") : s["last_error"].get<std::string>()) +
+          "\n";
+  return text;
+}
+
+}  // namespace faucet::mirror

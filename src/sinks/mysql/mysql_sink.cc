@@ -1,0 +1,721 @@
+#include "sinks/mysql/mysql_sink.h"
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+
+#include "core/redact.h"
+#include "sinks/sql/table_sink.h"
+
+namespace faucet {
+namespace {
+
+using sql::RangeResult;
+using sql::WritePlan;
+
+constexpr char kOverwriteSuffix[] = "__faucet_new";
+constexpr char kOldSuffix[] = "__faucet_old";
+constexpr size_t kMaxIdentifierChars = 64;
+constexpr size_t kScopeChars = 255;  // VARCHAR(255) of _faucet_commit_token.scope
+// Statements are cut at about this size: far below the default max_allowed_packet (16 MiB on
+// MariaDB, 64 MiB on MySQL 8) and big enough that a 1000-row page is one statement.
+constexpr size_t kStatementBytes = 4 << 20;
+
+std::string Quote(std::string_view ident) {
+  std::string out = "`";
+  for (char c : ident) {
+    if (c == '`') out += '`';
+    out += c;
+  }
+  out += '`';
+  return out;
+}
+
+// How a cell's Postgres text form becomes a MySQL literal, from the column's DATA_TYPE.
+enum class Literal : uint8_t {
+  kString,    // quoted and escaped
+  kNumber,    // bool t/f -> 1/0; a plain number unquoted (BIT needs it); anything else quoted
+  kDateTime,  // "... +02" (timestamptz) shifted to UTC, which the session's time zone is
+  kTime,      // "12:00:00+05:30" (timetz) shifted to UTC
+  kBinary,    // Postgres hex "\x0a0b" -> X'0a0b'
+};
+
+Literal LiteralFor(const std::string& data_type) {
+  static const char* kNumbers[] = {"tinyint", "smallint", "mediumint", "int",     "integer",
+                                   "bigint",  "decimal",  "numeric",   "float",   "double",
+                                   "real",    "bit",      "bool",      "boolean", "year"};
+  static const char* kBinaries[] = {"binary", "varbinary",  "tinyblob",
+                                    "blob",   "mediumblob", "longblob"};
+  for (const char* t : kNumbers) {
+    if (data_type == t) return Literal::kNumber;
+  }
+  for (const char* t : kBinaries) {
+    if (data_type == t) return Literal::kBinary;
+  }
+  if (data_type == "datetime" || data_type == "timestamp") return Literal::kDateTime;
+  if (data_type == "time") return Literal::kTime;
+  return Literal::kString;
+}
+
+bool IsPlainNumber(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  bool digits = false, dot = false;
+  for (; i < s.size(); ++i) {
+    if (s[i] >= '0' && s[i] <= '9') {
+      digits = true;
+    } else if (s[i] == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (!digits) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  return i == s.size();
+}
+
+bool IsHex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+}
+
+bool ParseInt(std::string_view s, int* out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+int64_t DaysFromCivil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+void CivilFromDays(int64_t z, int64_t* y, int* m, int* d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  *d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  *m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  *y = yoe + era * 400 + (*m <= 2);
+}
+
+// The seconds east of UTC of a Postgres offset suffix "+HH", "+HH:MM" or "+HH:MM:SS".
+bool ParseOffset(std::string_view s, int* seconds) {
+  if (s.size() < 3 || (s[0] != '+' && s[0] != '-')) return false;
+  int h = 0, m = 0, sec = 0;
+  if (!ParseInt(s.substr(1, 2), &h)) return false;
+  if (s.size() >= 6 && (s[3] != ':' || !ParseInt(s.substr(4, 2), &m))) return false;
+  if (s.size() >= 9 && (s[6] != ':' || !ParseInt(s.substr(7, 2), &sec))) return false;
+  if (s.size() != 3 && s.size() != 6 && s.size() != 9) return false;
+  *seconds = (s[0] == '-' ? -1 : 1) * (h * 3600 + m * 60 + sec);
+  return true;
+}
+
+// "YYYY-MM-DD HH:MM:SS[.f]+HH[:MM]" (timestamptz) or "HH:MM:SS[.f]+HH[:MM]" (timetz) as the
+// same instant in UTC, without offset. False when the text has no offset or another shape
+// (infinity, BC): it is then written as it is, for the server to take or refuse.
+bool ShiftToUtc(std::string_view text, bool has_date, std::string& out) {
+  const size_t clock = has_date ? 11 : 0;  // where HH:MM:SS starts
+  if (text.size() < clock + 8 + 3) return false;
+  size_t sign = text.find_first_of("+-", clock + 8);
+  if (sign == std::string_view::npos) return false;
+  int offset = 0, hh = 0, mi = 0, ss = 0, mo = 1, dd = 1;
+  int64_t yy = 1970;
+  if (!ParseOffset(text.substr(sign), &offset)) return false;
+  if (has_date) {
+    int y = 0;
+    if (text[4] != '-' || text[7] != '-' || text[10] != ' ' || !ParseInt(text.substr(0, 4), &y) ||
+        !ParseInt(text.substr(5, 2), &mo) || !ParseInt(text.substr(8, 2), &dd)) {
+      return false;
+    }
+    yy = y;
+  }
+  std::string_view t = text.substr(clock);
+  if (t[2] != ':' || t[5] != ':' || !ParseInt(t.substr(0, 2), &hh) ||
+      !ParseInt(t.substr(3, 2), &mi) || !ParseInt(t.substr(6, 2), &ss)) {
+    return false;
+  }
+  std::string_view fraction = text.substr(clock + 8, sign - clock - 8);
+  int64_t seconds = DaysFromCivil(yy, mo, dd) * 86400 + hh * 3600 + mi * 60 + ss - offset;
+  int64_t days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400;
+  int64_t rest = seconds - days * 86400;
+  char buf[48];
+  if (has_date) {
+    CivilFromDays(days, &yy, &mo, &dd);
+    std::snprintf(buf, sizeof(buf), "%04lld-%02d-%02d %02d:%02d:%02d", static_cast<long long>(yy),
+                  mo, dd, static_cast<int>(rest / 3600), static_cast<int>(rest / 60 % 60),
+                  static_cast<int>(rest % 60));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%02d:%02d:%02d", static_cast<int>(rest / 3600),
+                  static_cast<int>(rest / 60 % 60), static_cast<int>(rest % 60));
+  }
+  out.assign(buf);
+  out.append(fraction);
+  return true;
+}
+
+// MySQL/MariaDB error numbers as statuses. Connection loss, lock waits, deadlocks and a
+// server shutting down may pass; a value or constraint the table refuses is the row's; a
+// missing table or column, or a denied privilege, means the table no longer fits the plan.
+StatusCode CodeFor(unsigned int err) {
+  switch (err) {
+    case CR_CONNECTION_ERROR:
+    case CR_CONN_HOST_ERROR:
+    case CR_SERVER_GONE_ERROR:
+    case CR_SERVER_LOST:
+    case CR_SERVER_LOST_EXTENDED:
+    case ER_CON_COUNT_ERROR:
+    case ER_SERVER_SHUTDOWN:
+    case ER_LOCK_WAIT_TIMEOUT:
+    case ER_LOCK_DEADLOCK:
+    case ER_CONNECTION_KILLED:
+    case ER_QUERY_INTERRUPTED:
+      return StatusCode::kUnavailable;
+    case ER_BAD_NULL_ERROR:
+    case ER_DUP_ENTRY:
+    case ER_DUP_ENTRY_WITH_KEY_NAME:
+    case ER_WARN_NULL_TO_NOTNULL:
+    case ER_WARN_DATA_OUT_OF_RANGE:
+    case WARN_DATA_TRUNCATED:
+    case ER_TRUNCATED_WRONG_VALUE:
+    case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
+    case ER_ILLEGAL_VALUE_FOR_TYPE:
+    case ER_DATA_TOO_LONG:
+    case ER_WRONG_VALUE_FOR_TYPE:
+    case ER_CANT_CREATE_GEOMETRY_OBJECT:
+    case ER_ROW_IS_REFERENCED_2:
+    case ER_NO_REFERENCED_ROW_2:
+    case ER_DATA_OUT_OF_RANGE:
+    case ER_NO_DEFAULT_FOR_FIELD:
+    case ER_INVALID_USE_OF_NULL:
+    case ER_CONSTRAINT_FAILED:
+    case ER_WRONG_VALUE:
+    case 3140:  // MySQL 8 ER_INVALID_JSON_TEXT
+    case 3819:  // MySQL 8 ER_CHECK_CONSTRAINT_VIOLATED
+      return StatusCode::kInvalidArgument;
+    case ER_BAD_FIELD_ERROR:
+    case ER_NO_SUCH_TABLE:
+    case ER_TABLEACCESS_DENIED_ERROR:
+    case ER_DBACCESS_DENIED_ERROR:
+    case ER_ACCESS_DENIED_ERROR:
+      return StatusCode::kFailedPrecondition;
+    default:
+      return StatusCode::kInternal;
+  }
+}
+
+// The column a MySQL message names: "... for column 'qty' at row 1", "Column 'qty' cannot be
+// null", "... for column `db`.`t`.`qty` at row 1" (the last quoted part).
+std::string ColumnOf(const std::string& message) {
+  size_t at = message.find("olumn ");
+  if (at == std::string::npos) return "";
+  at += 6;
+  std::string column;
+  while (at < message.size() && (message[at] == '\'' || message[at] == '`')) {
+    char q = message[at];
+    size_t close = message.find(q, at + 1);
+    if (close == std::string::npos) break;
+    column = message.substr(at + 1, close - at - 1);
+    at = close + 1;
+    if (at < message.size() && message[at] == '.') ++at;
+  }
+  return column;
+}
+
+class MysqlSink : public sql::TableSink {
+ public:
+  MysqlSink(sql::WriteSpec spec, std::string url, MysqlUrl parts, std::string table)
+      : TableSink(std::move(spec)),
+        url_(std::move(url)),
+        parts_(std::move(parts)),
+        table_(std::move(table)),
+        write_table_(Quote(table_)) {}
+
+  ~MysqlSink() override {
+    if (conn_ != nullptr) mysql_close(conn_);
+  }
+
+  // The pipeline asks before Open (to re-anchor the source): this connects on its own.
+  Result<std::optional<std::string>> CommittedToken(const std::string& scope) override {
+    RETURN_IF_ERROR(EnsureConnected());
+    std::string sql = "SELECT token FROM _faucet_commit_token WHERE scope = ";
+    AppendString(sql::ScopeKey(scope, kScopeChars), sql);
+    if (mysql_real_query(conn_, sql.data(), sql.size()) != 0) {
+      if (mysql_errno(conn_) == ER_NO_SUCH_TABLE) return std::optional<std::string>();
+      return Error("cannot read the commit token");
+    }
+    MYSQL_RES* res = mysql_store_result(conn_);
+    if (res == nullptr) return Error("cannot read the commit token");
+    std::optional<std::string> token;
+    if (MYSQL_ROW row = mysql_fetch_row(res)) {
+      token = std::string(row[0], mysql_fetch_lengths(res)[0]);
+    }
+    mysql_free_result(res);
+    return token;
+  }
+
+ protected:
+  Status OpenTable() override {
+    RETURN_IF_ERROR(Connect());
+    sql::TargetTable target;
+    RETURN_IF_ERROR(ReadTarget(target));
+    RETURN_IF_ERROR(SetTarget(std::move(target)));
+    WarnIfNotDurable();
+    return Status::Ok();
+  }
+
+  Status Begin() override {
+    RETURN_IF_ERROR(EnsureConnected());
+    return Query("START TRANSACTION", "cannot begin a transaction");
+  }
+  Status Commit() override { return Query("COMMIT", "cannot commit"); }
+  void Rollback() override {
+    if (conn_ != nullptr && !broken_) mysql_real_query(conn_, "ROLLBACK", 8);
+  }
+
+  // The range's deletes as DELETE ... WHERE key IN (...), then per column group one
+  // multi-row INSERT ... ON DUPLICATE KEY UPDATE, cut at kStatementBytes; all inside a
+  // savepoint so that a refused row undoes the whole range.
+  RangeResult ApplyRange(const WritePlan& plan, size_t begin, size_t end) override {
+    if (Status st = Query("SAVEPOINT faucet_range", "table " + target().display_name); !st.ok()) {
+      return {st};
+    }
+    RangeResult result = ApplyStatements(plan, begin, end);
+    if (!result.status.ok()) {
+      // Best effort: should the rollback fail, the next statement fails and ends the page.
+      if (!broken_) (void)Query("ROLLBACK TO SAVEPOINT faucet_range", "");
+      return result;
+    }
+    if (Status st = Query("RELEASE SAVEPOINT faucet_range", "table " + target().display_name);
+        !st.ok()) {
+      return {st};
+    }
+    return RangeResult::Ok();
+  }
+
+  Status EnsureTokenTable() override {
+    RETURN_IF_ERROR(EnsureConnected());
+    // A binary collation: state keys are case-sensitive.
+    return Query(
+        "CREATE TABLE IF NOT EXISTS _faucet_commit_token (scope VARCHAR(255) NOT NULL PRIMARY "
+        "KEY, token TEXT NOT NULL, updated_at TIMESTAMP(6) NOT NULL DEFAULT "
+        "CURRENT_TIMESTAMP(6)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        "cannot create _faucet_commit_token");
+  }
+
+  Status StoreToken(const std::string& scope, const std::string& token) override {
+    std::string sql = "INSERT INTO _faucet_commit_token (scope, token, updated_at) VALUES (";
+    AppendString(scope, sql);
+    sql += ", ";
+    AppendString(token, sql);
+    sql +=
+        ", CURRENT_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE token = VALUES(token),"
+        " updated_at = VALUES(updated_at)";
+    return Query(sql, "cannot store the commit token");
+  }
+
+  size_t ScopeWidth() const override { return kScopeChars; }
+
+  Status CreateOverwriteTable() override {
+    if (table_.size() + std::strlen(kOverwriteSuffix) > kMaxIdentifierChars) {
+      return InvalidArgument("table " + target().display_name + ": the name is too long for " +
+                             "write_mode overwrite (" + table_ + kOverwriteSuffix +
+                             " exceeds 64 characters)");
+    }
+    RETURN_IF_ERROR(EnsureConnected());
+    std::string fresh = Quote(table_ + kOverwriteSuffix);
+    RETURN_IF_ERROR(Query("DROP TABLE IF EXISTS " + fresh, "cannot create the overwrite table"));
+    RETURN_IF_ERROR(Query("CREATE TABLE " + fresh + " LIKE " + Quote(table_),
+                          "cannot create the overwrite table " + table_ + kOverwriteSuffix));
+    write_table_ = fresh;
+    return Status::Ok();
+  }
+
+  // RENAME TABLE of several tables is atomic: readers see the old table or the new one.
+  Status SwapOverwriteTable() override {
+    RETURN_IF_ERROR(EnsureConnected());
+    std::string old_table = Quote(table_ + kOldSuffix);
+    RETURN_IF_ERROR(Query("DROP TABLE IF EXISTS " + old_table, "cannot swap"));
+    RETURN_IF_ERROR(Query("RENAME TABLE " + Quote(table_) + " TO " + old_table + ", " +
+                              write_table_ + " TO " + Quote(table_),
+                          "cannot swap in the overwrite table " + table_ + kOverwriteSuffix));
+    write_table_ = Quote(table_);
+    return Query("DROP TABLE " + old_table, "cannot drop the replaced table");
+  }
+
+  Status DropOverwriteTable() override {
+    std::string fresh = write_table_;
+    write_table_ = Quote(table_);
+    RETURN_IF_ERROR(EnsureConnected());
+    return Query("DROP TABLE IF EXISTS " + fresh, "cannot drop the overwrite table");
+  }
+
+ private:
+  std::string Describe() const { return "mysql sink " + Redact(url_) + " " + Quote(table_); }
+
+  Status Connect() {
+    if (conn_ != nullptr) mysql_close(conn_);
+    conn_ = mysql_init(nullptr);
+    if (conn_ == nullptr) return Internal("mysql sink: out of memory");
+    unsigned int timeout = 10;
+    mysql_options(conn_, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+    mysql_options(conn_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (mysql_real_connect(conn_, parts_.host.c_str(), parts_.user.c_str(), parts_.password.c_str(),
+                           parts_.database.c_str(), parts_.port, nullptr, 0) == nullptr) {
+      std::string why = mysql_error(conn_);
+      mysql_close(conn_);
+      conn_ = nullptr;
+      return Unavailable(Redact(Describe() + ": cannot connect: " + why));
+    }
+    broken_ = false;
+    // Strict mode: a value the column cannot hold is an error, never silently truncated or
+    // zeroed. NO_AUTO_VALUE_ON_ZERO: a mirrored id 0 stays 0. The session is in UTC, the zone
+    // timestamptz values are converted to.
+    return Query(
+        "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO',"
+        " time_zone = '+00:00'",
+        "cannot set the session");
+  }
+
+  Status EnsureConnected() {
+    if (conn_ != nullptr && !broken_) return Status::Ok();
+    return Connect();
+  }
+
+  // With innodb_flush_log_at_trx_commit != 1 a commit is not on disk when COMMIT returns:
+  // Flush's promise then holds against a process crash but not an OS crash.
+  void WarnIfNotDurable() {
+    const char* sql = "SELECT @@innodb_flush_log_at_trx_commit";
+    if (mysql_real_query(conn_, sql, std::strlen(sql)) != 0) return;
+    MYSQL_RES* res = mysql_store_result(conn_);
+    if (res == nullptr) return;
+    MYSQL_ROW row = mysql_fetch_row(res);
+    if (row != nullptr && row[0] != nullptr && std::strcmp(row[0], "1") != 0) {
+      spdlog::warn(
+          "{}: the server has innodb_flush_log_at_trx_commit={}, so a committed page "
+          "may be lost in an OS crash; set it to 1 for durable writes",
+          Describe(), row[0]);
+    }
+    mysql_free_result(res);
+  }
+
+  Status Error(const std::string& what) {
+    unsigned int err = mysql_errno(conn_);
+    std::string message = mysql_error(conn_);
+    StatusCode code = CodeFor(err);
+    if (err >= CR_MIN_ERROR && err <= CR_MAX_ERROR) code = StatusCode::kUnavailable;
+    if (code == StatusCode::kUnavailable) broken_ = true;
+    if (code == StatusCode::kInvalidArgument) return InvalidArgument(message);
+    return Status(code, Redact(what + ": " + message));
+  }
+
+  Status Query(const std::string& sql, const std::string& what) {
+    if (mysql_real_query(conn_, sql.data(), sql.size()) == 0) return Status::Ok();
+    return Error(what);
+  }
+
+  Status ReadTarget(sql::TargetTable& table) {
+    table.display_name = parts_.database + "." + table_;
+    std::string name;
+    AppendString(table_, name);
+    std::string sql =
+        "SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, EXTRA FROM information_schema.COLUMNS"
+        " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
+        name + " ORDER BY ORDINAL_POSITION";
+    RETURN_IF_ERROR(Query(sql, "cannot read the table's columns"));
+    MYSQL_RES* res = mysql_store_result(conn_);
+    if (res == nullptr) return Error("cannot read the table's columns");
+    literals_.clear();
+    while (MYSQL_ROW row = mysql_fetch_row(res)) {
+      if (std::strstr(row[3] != nullptr ? row[3] : "", "GENERATED") != nullptr) continue;
+      table.columns.push_back({row[0], row[1]});
+      literals_.push_back(LiteralFor(row[2]));
+    }
+    mysql_free_result(res);
+    if (table.columns.empty()) {
+      return NotFound("mysql sink: table " + table.display_name +
+                      " does not exist (create it before the first run)");
+    }
+    RETURN_IF_ERROR(
+        Query("SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS"
+              " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
+                  name + " AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX",
+              "cannot read the table's unique indexes"));
+    res = mysql_store_result(conn_);
+    if (res == nullptr) return Error("cannot read the table's unique indexes");
+    std::string index;
+    while (MYSQL_ROW row = mysql_fetch_row(res)) {
+      if (table.unique_keys.empty() || index != row[0]) {
+        index = row[0];
+        table.unique_keys.emplace_back();
+      }
+      table.unique_keys.back().push_back(row[1]);
+    }
+    mysql_free_result(res);
+    return Status::Ok();
+  }
+
+  void AppendString(std::string_view text, std::string& out) {
+    size_t at = out.size();
+    out.resize(at + 2 * text.size() + 3);
+    out[at] = '\'';
+    unsigned long n = mysql_real_escape_string(conn_, out.data() + at + 1, text.data(),
+                                               static_cast<unsigned long>(text.size()));
+    out[at + 1 + n] = '\'';
+    out.resize(at + n + 2);
+  }
+
+  void AppendValue(int column, const Cell* cell, std::string& out) {
+    if (cell == nullptr || cell->state != CellState::kValue) {
+      out += "NULL";
+      return;
+    }
+    const std::string& text = cell->text;
+    switch (literals_[column]) {
+      case Literal::kNumber:
+        if (text == "t" || text == "true") {
+          out += '1';
+          return;
+        }
+        if (text == "f" || text == "false") {
+          out += '0';
+          return;
+        }
+        if (IsPlainNumber(text)) {
+          out += text;
+          return;
+        }
+        break;
+      case Literal::kDateTime:
+      case Literal::kTime:
+        if (ShiftToUtc(text, literals_[column] == Literal::kDateTime, shifted_)) {
+          AppendString(shifted_, out);
+          return;
+        }
+        break;
+      case Literal::kBinary:
+        if (text.size() >= 2 && text[0] == '\\' && text[1] == 'x' &&
+            IsHex(std::string_view(text).substr(2)) && text.size() % 2 == 0) {
+          out += "X'";
+          out.append(text, 2);
+          out += '\'';
+          return;
+        }
+        break;
+      case Literal::kString:
+        break;
+    }
+    AppendString(text, out);
+  }
+
+  // Runs the statement in sql_ if it is not empty, then clears it.
+  Status FlushStatement() {
+    if (sql_.empty()) return Status::Ok();
+    Status st = Query(sql_, "table " + target().display_name);
+    sql_.clear();
+    return st;
+  }
+
+  RangeResult ApplyStatements(const WritePlan& plan, size_t begin, size_t end) {
+    const std::vector<sql::TargetColumn>& cols = target().columns;
+    const std::vector<int>& key = plan.key();
+    // Deletes.
+    std::string head = "DELETE FROM " + write_table_ + " WHERE ";
+    if (key.size() == 1) {
+      head += Quote(cols[key[0]].name);
+    } else {
+      head += "(";
+      for (size_t k = 0; k < key.size(); ++k) head += (k ? ", " : "") + Quote(cols[key[k]].name);
+      head += ")";
+    }
+    head += " IN (";
+    sql_.clear();
+    for (size_t r = begin; r < std::min(end, plan.deletes()); ++r) {
+      sql_ += sql_.empty() ? head : ", ";
+      if (key.size() > 1) sql_ += '(';
+      for (size_t k = 0; k < key.size(); ++k) {
+        if (k) sql_ += ", ";
+        AppendValue(key[k], plan.cell(r, key[k]), sql_);
+      }
+      if (key.size() > 1) sql_ += ')';
+      if (sql_.size() >= kStatementBytes) {
+        sql_ += ')';
+        if (Status st = FlushStatement(); !st.ok()) return Failed(st);
+      }
+    }
+    if (!sql_.empty()) sql_ += ')';
+    if (Status st = FlushStatement(); !st.ok()) return Failed(st);
+
+    // Inserts and upserts, one statement (or more) per column group.
+    const size_t first = std::max(begin, plan.deletes());
+    for (size_t g = 0; g < plan.groups().size(); ++g) {
+      const std::vector<int>& columns = plan.groups()[g];
+      std::string insert = "INSERT INTO " + write_table_ + " (";
+      std::string update;
+      for (size_t i = 0; i < columns.size(); ++i) {
+        std::string name = Quote(cols[columns[i]].name);
+        insert += (i ? ", " : "") + name;
+        if (std::find(key.begin(), key.end(), columns[i]) == key.end()) {
+          update += (update.empty() ? "" : ", ") + name + " = VALUES(" + name + ")";
+        }
+      }
+      insert += ") VALUES ";
+      std::string tail;
+      if (plan.keyed()) {
+        // A row of key columns only changes nothing when it exists.
+        tail =
+            " ON DUPLICATE KEY UPDATE " +
+            (update.empty() ? Quote(cols[key[0]].name) + " = " + Quote(cols[key[0]].name) : update);
+      }
+      for (size_t r = first; r < end; ++r) {
+        if (plan.row(r).group != g) continue;
+        sql_ += sql_.empty() ? insert + "(" : ", (";
+        for (size_t i = 0; i < columns.size(); ++i) {
+          if (i) sql_ += ", ";
+          AppendValue(columns[i], plan.cell(r, columns[i]), sql_);
+        }
+        sql_ += ')';
+        if (sql_.size() >= kStatementBytes) {
+          sql_ += tail;
+          if (Status st = FlushStatement(); !st.ok()) return Failed(st);
+        }
+      }
+      if (!sql_.empty()) sql_ += tail;
+      if (Status st = FlushStatement(); !st.ok()) return Failed(st);
+    }
+    return RangeResult::Ok();
+  }
+
+  static RangeResult Failed(const Status& st) {
+    RangeResult result{st};
+    if (st.code() == StatusCode::kInvalidArgument) result.column = ColumnOf(st.message());
+    return result;
+  }
+
+  const std::string url_;
+  const MysqlUrl parts_;
+  const std::string table_;
+  std::string write_table_;  // the quoted table, or the overwrite table while one is open
+  MYSQL* conn_ = nullptr;
+  bool broken_ = false;            // the connection failed: reconnect before the next page
+  std::vector<Literal> literals_;  // per target column
+  // Reused across pages.
+  std::string sql_;
+  std::string shifted_;
+};
+
+int Unhex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool PercentDecode(std::string_view in, std::string& out) {
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out += in[i];
+      continue;
+    }
+    if (i + 2 >= in.size() || Unhex(in[i + 1]) < 0 || Unhex(in[i + 2]) < 0) return false;
+    out += static_cast<char>(Unhex(in[i + 1]) << 4 | Unhex(in[i + 2]));
+    i += 2;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<MysqlUrl> ParseMysqlUrl(const std::string& url) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("connection_url " + Redact(url) + ": " + why);
+  };
+  std::string_view rest = url;
+  if (rest.rfind("mysql://", 0) == 0) {
+    rest.remove_prefix(8);
+  } else if (rest.rfind("mariadb://", 0) == 0) {
+    rest.remove_prefix(10);
+  } else {
+    return bad("expected mysql://user:password@host:port/database");
+  }
+  rest = rest.substr(0, rest.find('?'));
+  MysqlUrl out;
+  size_t at = rest.rfind('@', rest.find('/'));
+  if (at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    size_t colon = userinfo.find(':');
+    if (!PercentDecode(userinfo.substr(0, colon), out.user) ||
+        (colon != std::string_view::npos &&
+         !PercentDecode(userinfo.substr(colon + 1), out.password))) {
+      return bad("bad percent-encoding in the user or password");
+    }
+    rest.remove_prefix(at + 1);
+  }
+  size_t slash = rest.find('/');
+  if (slash == std::string_view::npos || slash + 1 == rest.size()) {
+    return bad("names no database (mysql://user:password@host:port/database)");
+  }
+  std::string_view hostport = rest.substr(0, slash);
+  if (!PercentDecode(rest.substr(slash + 1), out.database)) return bad("bad database name");
+  std::string_view host = hostport, port;
+  if (!hostport.empty() && hostport.front() == '[') {  // [IPv6]:port
+    size_t close = hostport.find(']');
+    if (close == std::string_view::npos) return bad("bad host");
+    host = hostport.substr(1, close - 1);
+    if (close + 1 < hostport.size()) {
+      if (hostport[close + 1] != ':') return bad("bad host");
+      port = hostport.substr(close + 2);
+    }
+  } else if (size_t colon = hostport.rfind(':'); colon != std::string_view::npos) {
+    host = hostport.substr(0, colon);
+    port = hostport.substr(colon + 1);
+  }
+  if (!port.empty()) {
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+    if (ec != std::errc() || ptr != port.data() + port.size() || n <= 0 || n > 65535) {
+      return bad("bad port");
+    }
+    out.port = static_cast<uint16_t>(n);
+  }
+  if (!host.empty()) out.host = std::string(host);
+  return out;
+}
+
+Result<std::unique_ptr<Sink>> MakeMysqlSink(const config::Block& cfg) {
+  ASSIGN_OR_RETURN(std::string url, cfg.RequiredString("connection_url"));
+  Result<MysqlUrl> parts = ParseMysqlUrl(url);
+  if (!parts.ok()) return cfg.Error("connection_url", parts.status().message());
+  ASSIGN_OR_RETURN(std::string table, cfg.RequiredString("table_name"));
+  if (table.empty()) return cfg.Error("table_name", "must not be empty");
+  ASSIGN_OR_RETURN(sql::WriteSpec spec, sql::ParseWriteSpec(cfg, {{"json"}, false}));
+  // Accepted for compatibility: one connection writes each page in one transaction.
+  ASSIGN_OR_RETURN(int64_t max_connections, cfg.Int("max_connections", 5, 1, 1000));
+  (void)max_connections;
+  return std::unique_ptr<Sink>(
+      new MysqlSink(std::move(spec), std::move(url), *std::move(parts), std::move(table)));
+}
+
+}  // namespace faucet

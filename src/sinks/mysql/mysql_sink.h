@@ -1,0 +1,33 @@
+// The mysql sink (`type: mysql`): writes pages into one existing table of MariaDB or MySQL.
+// See README.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/block.h"
+#include "core/sink.h"
+
+namespace faucet {
+
+// Reads the sink's `config:` block (spec/reference-faucet-stream.md §1.5): connection_url
+// (mysql://user:pass@host:port/db), table_name, column_mapping (auto_map or {json: {column:
+// name}}; default the whole row as JSON in `data`), write_mode, key, delete_marker, batch_size,
+// max_connections. No I/O happens until Open.
+Result<std::unique_ptr<Sink>> MakeMysqlSink(const config::Block& cfg);
+
+struct MysqlUrl {
+  std::string user;
+  std::string password;
+  std::string host = "localhost";
+  uint16_t port = 3306;
+  std::string database;
+};
+
+// Parses mysql://user:pass@host:port/db (also mariadb://); user and password are
+// percent-decoded; query parameters are ignored. kInvalidArgument (password redacted) when the
+// URL has no database or is not of that shape.
+Result<MysqlUrl> ParseMysqlUrl(const std::string& url);
+
+}  // namespace faucet

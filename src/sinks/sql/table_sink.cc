@@ -1,0 +1,96 @@
+#include "sinks/sql/table_sink.h"
+
+namespace faucet::sql {
+
+Status TableSink::SetTarget(TargetTable target) {
+  target_ = std::move(target);
+  ASSIGN_OR_RETURN(plan_, WritePlan::Make(target_, spec_));
+  return Status::Ok();
+}
+
+Status TableSink::Open(bool resuming) {
+  if (spec_.mode == WriteMode::kOverwrite && resuming) {
+    return FailedPrecondition(
+        "write_mode overwrite rewrites the whole table and cannot resume from a bookmark; "
+        "delete the pipeline's state to run it again from the start");
+  }
+  return OpenTable();
+}
+
+Status TableSink::Write(const Page& page) { return WritePage(page, nullptr, nullptr, nullptr); }
+
+Status TableSink::WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) {
+  std::vector<RejectedRow> local;
+  return WritePage(page, nullptr, nullptr, rejected != nullptr ? rejected : &local);
+}
+
+Status TableSink::WriteIdempotent(const Page& page, const std::string& scope,
+                                  const std::string& token) {
+  // The token would commit while the rows wait in the unswapped table: a crash then would
+  // skip pages that never reached the target.
+  if (spec_.mode == WriteMode::kOverwrite) {
+    return FailedPrecondition("write_mode overwrite cannot commit tokens (exactly-once)");
+  }
+  const std::string key = ScopeKey(scope, ScopeWidth());
+  return WritePage(page, &key, &token, nullptr);
+}
+
+Status TableSink::WritePage(const Page& page, const std::string* scope, const std::string* token,
+                            std::vector<RejectedRow>* rejected) {
+  if (plan_ == nullptr) return FailedPrecondition("sink used before a successful Open");
+  if (spec_.mode == WriteMode::kOverwrite && !overwrite_created_) {
+    RETURN_IF_ERROR(CreateOverwriteTable());
+    overwrite_created_ = true;
+  }
+  if (token != nullptr && !token_table_ready_) {
+    RETURN_IF_ERROR(EnsureTokenTable());
+    token_table_ready_ = true;
+  }
+
+  WritePlan& plan = *plan_;
+  plan.Build(page);
+  if (!plan.rejected().empty()) {
+    if (rejected == nullptr) return plan.rejected().front().error;
+    rejected->insert(rejected->end(), plan.rejected().begin(), plan.rejected().end());
+  }
+  if (plan.size() == 0 && token == nullptr) return Status::Ok();
+
+  RETURN_IF_ERROR(Begin());
+  std::vector<FailedRow> failed;
+  Status st = ApplyIsolating(
+      plan.size(), [&](size_t begin, size_t end) { return ApplyRange(plan, begin, end); },
+      /*stop_at_first=*/rejected == nullptr, failed);
+  if (st.ok() && !failed.empty() && rejected == nullptr) {
+    const FailedRow& f = failed.front();
+    st = Status(f.error.code(), plan.RowMessage(f.row, f.column, f.error.message()));
+  }
+  if (st.ok() && token != nullptr) st = StoreToken(*scope, *token);
+  if (!st.ok()) {
+    Rollback();
+    return st;
+  }
+  RETURN_IF_ERROR(Commit());
+  if (rejected != nullptr) {
+    for (const FailedRow& f : failed) {
+      rejected->push_back(
+          {plan.row(f.row).change,
+           Status(f.error.code(), plan.RowMessage(f.row, f.column, f.error.message()))});
+    }
+  }
+  return Status::Ok();
+}
+
+Status TableSink::Finish(bool completed) {
+  if (spec_.mode != WriteMode::kOverwrite) return Status::Ok();
+  if (!completed) {
+    if (!overwrite_created_) return Status::Ok();
+    overwrite_created_ = false;
+    return DropOverwriteTable();
+  }
+  // A completed run that wrote nothing still replaces the table: the source is empty.
+  if (!overwrite_created_) RETURN_IF_ERROR(CreateOverwriteTable());
+  overwrite_created_ = false;
+  return SwapOverwriteTable();
+}
+
+}  // namespace faucet::sql

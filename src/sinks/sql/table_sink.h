@@ -1,0 +1,88 @@
+// TableSink: what the postgres, sqlite and mysql sinks share: the page -> plan -> one
+// transaction flow, row isolation, the commit token and the overwrite lifecycle. A subclass
+// connects and reads the target in Open, then implements the database-specific hooks.
+//
+// Every Write* call writes the page in one transaction and commits it before returning, so the
+// page is durable once the call returns ok (Flush has nothing left to do):
+//   Write            all rows or none; the first refused row fails the page with an error
+//                    naming the table, the key and the column.
+//   WriteIsolating   refused rows are left out and reported; the rest is committed.
+//   WriteIdempotent  as Write, plus the commit token in the same transaction.
+// Overwrite mode writes into a new table created before the first page; Finish(true) swaps it
+// in, Finish(false) drops it and leaves the old table as it was.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/sink.h"
+#include "sinks/sql/apply_isolating.h"
+#include "sinks/sql/target_table.h"
+#include "sinks/sql/write_plan.h"
+#include "sinks/sql/write_spec.h"
+
+namespace faucet::sql {
+
+// The watermark table of the atomic-watermark delivery (spec §2.4), in every SQL sink.
+inline constexpr char kCommitTokenTable[] = "_faucet_commit_token";
+
+class TableSink : public Sink {
+ public:
+  // Connects and reads the target table (OpenTable). An overwrite cannot continue from a
+  // bookmark: it would swap in a table holding only the rows after it.
+  Status Open(bool resuming) final;
+  Status Write(const Page& page) final;
+  Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) final;
+  Status WriteIdempotent(const Page& page, const std::string& scope,
+                         const std::string& token) final;
+  // Every Write* commits before it returns: nothing is left to flush.
+  Status Flush() override { return Status::Ok(); }
+  Status Finish(bool completed) final;
+
+ protected:
+  explicit TableSink(WriteSpec spec) : spec_(std::move(spec)) {}
+
+  // Connects and reads the target table from the catalog, then calls SetTarget.
+  virtual Status OpenTable() = 0;
+  // Called by OpenTable once the target table is read: checks the spec against it.
+  Status SetTarget(TargetTable target);
+  const WriteSpec& spec() const { return spec_; }
+  const TargetTable& target() const { return target_; }
+  // True once SetTarget succeeded (Open ran): CommittedToken may come before it.
+  bool has_target() const { return plan_ != nullptr; }
+  // REQUIRES: has_target().
+  const WritePlan& plan() const { return *plan_; }
+
+  // The hooks, all on the subclass's one connection. Begin (which reconnects a lost
+  // connection first) and Commit/Rollback frame one page.
+  virtual Status Begin() = 0;
+  virtual Status Commit() = 0;
+  virtual void Rollback() = 0;  // best effort: the transaction is abandoned either way
+  // Applies plan rows [begin, end) inside the open transaction, all or nothing (see
+  // RangeResult), with errors that are the database's own: the caller adds table, key, column.
+  virtual RangeResult ApplyRange(const WritePlan& plan, size_t begin, size_t end) = 0;
+  // Creates the commit token table if needed; called outside a page's transaction.
+  virtual Status EnsureTokenTable() = 0;
+  // Upserts (scope, token) inside the open transaction; `scope` already fits the key column.
+  virtual Status StoreToken(const std::string& scope, const std::string& token) = 0;
+  // The width of the token table's scope column (for ScopeKey).
+  virtual size_t ScopeWidth() const = 0;
+  // Overwrite: create "{table}__faucet_new" like the target (dropping a leftover of an earlier
+  // run) and direct writes to it; swap it in atomically; or drop it.
+  virtual Status CreateOverwriteTable() = 0;
+  virtual Status SwapOverwriteTable() = 0;
+  virtual Status DropOverwriteTable() = 0;
+
+ private:
+  Status WritePage(const Page& page, const std::string* scope, const std::string* token,
+                   std::vector<RejectedRow>* rejected);
+
+  WriteSpec spec_;
+  TargetTable target_;
+  std::unique_ptr<WritePlan> plan_;
+  bool overwrite_created_ = false;
+  bool token_table_ready_ = false;
+};
+
+}  // namespace faucet::sql

@@ -1,0 +1,515 @@
+#include "sinks/sqlite/sqlite_sink.h"
+
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+#include "sinks/sql/table_sink.h"
+
+namespace faucet {
+namespace {
+
+using sql::RangeResult;
+using sql::RowAction;
+using sql::WritePlan;
+
+constexpr char kOverwriteSuffix[] = "__faucet_new";
+
+std::string Quote(std::string_view ident) {
+  std::string out = "\"";
+  for (char c : ident) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+bool Contains(const std::string& upper, const char* part) {
+  return upper.find(part) != std::string::npos;
+}
+
+// How a cell's text is bound, from the column's declared type: SQLite converts bound text by
+// the column's affinity (https://sqlite.org/datatype3.html#type_affinity) except for what a
+// Postgres text form spells differently.
+enum class Binding : uint8_t {
+  kText,     // bound as text; the affinity converts
+  kNumeric,  // INTEGER/NUMERIC/BOOLEAN affinity: 't'/'f' (Postgres bool) become 1/0
+  kReal,     // REAL affinity: Postgres "Infinity"/"-Infinity" become IEEE infinities
+  kBlob,     // BLOB/BYTEA: Postgres hex "\x0a0b" becomes the bytes
+};
+
+Binding BindingFor(const std::string& declared_type) {
+  std::string t = declared_type;
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (Contains(t, "BLOB") || Contains(t, "BYTEA")) return Binding::kBlob;
+  if (Contains(t, "INT") || Contains(t, "BOOL")) return Binding::kNumeric;
+  if (Contains(t, "CHAR") || Contains(t, "CLOB") || Contains(t, "TEXT")) return Binding::kText;
+  if (Contains(t, "REAL") || Contains(t, "FLOA") || Contains(t, "DOUB")) return Binding::kReal;
+  if (t.empty()) return Binding::kText;
+  return Binding::kNumeric;
+}
+
+bool DecodeHex(std::string_view hex, std::string& out) {
+  if (hex.size() % 2 != 0) return false;
+  out.clear();
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out += static_cast<char>(hi << 4 | lo);
+  }
+  return true;
+}
+
+class SqliteSink : public sql::TableSink {
+ public:
+  SqliteSink(sql::WriteSpec spec, std::string path, std::string table)
+      : TableSink(std::move(spec)),
+        path_(std::move(path)),
+        table_(std::move(table)),
+        write_table_(Quote(table_)) {}
+
+  ~SqliteSink() override {
+    ClearStatements();
+    if (db_ != nullptr) sqlite3_close_v2(db_);
+  }
+
+  // The pipeline asks before Open (to re-anchor the source): this opens the file on its own.
+  Result<std::optional<std::string>> CommittedToken(const std::string& scope) override {
+    if (db_ == nullptr) RETURN_IF_ERROR(OpenDatabase());
+    sqlite3_stmt* exists = nullptr;
+    RETURN_IF_ERROR(
+        Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", &exists));
+    sqlite3_bind_text(exists, 1, sql::kCommitTokenTable, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(exists);
+    sqlite3_finalize(exists);
+    if (rc == SQLITE_DONE) return std::optional<std::string>();
+    if (rc != SQLITE_ROW) return Error(rc, "cannot read the commit token");
+    sqlite3_stmt* read = nullptr;
+    RETURN_IF_ERROR(Prepare("SELECT token FROM _faucet_commit_token WHERE scope = ?", &read));
+    sqlite3_bind_text(read, 1, scope.data(), static_cast<int>(scope.size()), SQLITE_STATIC);
+    rc = sqlite3_step(read);
+    std::optional<std::string> token;
+    if (rc == SQLITE_ROW) {
+      token = std::string(reinterpret_cast<const char*>(sqlite3_column_text(read, 0)),
+                          sqlite3_column_bytes(read, 0));
+    }
+    sqlite3_finalize(read);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error(rc, "cannot read the commit token");
+    return token;
+  }
+
+ protected:
+  Status OpenTable() override {
+    RETURN_IF_ERROR(OpenDatabase());
+    sql::TargetTable target;
+    RETURN_IF_ERROR(ReadTarget(target));
+    bindings_.clear();
+    for (const sql::TargetColumn& c : target.columns) bindings_.push_back(BindingFor(c.type));
+    return SetTarget(std::move(target));
+  }
+
+  // IMMEDIATE takes the write lock now: a deferred transaction that upgrades later can fail
+  // with SQLITE_BUSY without waiting for the busy timeout.
+  Status Begin() override { return ExecText("BEGIN IMMEDIATE", "cannot begin a transaction"); }
+  Status Commit() override { return ExecText("COMMIT", "cannot commit"); }
+  void Rollback() override {
+    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+
+  // Rows are stepped one by one in page order; a refused row undoes only its own statement
+  // (SQLite's default ABORT), so the rows before it stay applied.
+  RangeResult ApplyRange(const WritePlan& plan, size_t begin, size_t end) override {
+    // Looked up once per range, not per row.
+    group_statements_.assign(plan.groups().size(), nullptr);
+    sqlite3_stmt* delete_statement = nullptr;
+    for (size_t r = begin; r < end; ++r) {
+      const bool is_delete = plan.row(r).action == RowAction::kDelete;
+      const std::vector<int>& columns = is_delete ? plan.key() : plan.groups()[plan.row(r).group];
+      sqlite3_stmt*& stmt = is_delete ? delete_statement : group_statements_[plan.row(r).group];
+      if (stmt == nullptr) {
+        if (Status st = Statement(columns, plan.row(r).action, &stmt); !st.ok()) return {st};
+      }
+      int param = 1;
+      for (int c : columns) Bind(stmt, param++, c, plan.cell(r, c));
+      int rc = sqlite3_step(stmt);
+      if (rc == SQLITE_DONE) {
+        sqlite3_reset(stmt);
+        continue;
+      }
+      RangeResult failed{Error(rc, "table " + target().display_name)};
+      sqlite3_reset(stmt);
+      if (failed.status.code() != StatusCode::kInvalidArgument) return failed;
+      failed.failed_at = r;
+      failed.prefix_applied = true;
+      failed.column = ColumnOf(failed.status.message());
+      return failed;
+    }
+    return RangeResult::Ok();
+  }
+
+  Status EnsureTokenTable() override {
+    return ExecText(
+        "CREATE TABLE IF NOT EXISTS _faucet_commit_token (scope TEXT PRIMARY KEY,"
+        " token TEXT NOT NULL,"
+        " updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
+        "cannot create _faucet_commit_token");
+  }
+
+  Status StoreToken(const std::string& scope, const std::string& token) override {
+    sqlite3_stmt* stmt = nullptr;
+    RETURN_IF_ERROR(
+        Prepare("INSERT INTO _faucet_commit_token (scope, token, updated_at)"
+                " VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+                " ON CONFLICT (scope) DO UPDATE SET token = excluded.token,"
+                " updated_at = excluded.updated_at",
+                &stmt));
+    sqlite3_bind_text(stmt, 1, scope.data(), static_cast<int>(scope.size()), SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, token.data(), static_cast<int>(token.size()), SQLITE_STATIC);
+    int rc = sqlite3_step(stmt);
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_DONE ? Status::Ok() : Error(rc, "cannot store the commit token");
+  }
+
+  size_t ScopeWidth() const override { return std::numeric_limits<size_t>::max(); }
+
+  // SQLite has no CREATE TABLE ... LIKE: the new table is created from the target's own
+  // CREATE TABLE text (columns, types, inline PRIMARY KEY/UNIQUE/CHECK, STRICT), renamed.
+  // Separately created indexes and triggers are recreated from their text after the swap.
+  Status CreateOverwriteTable() override {
+    std::string create;
+    RETURN_IF_ERROR(SchemaSql("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                              &create, nullptr));
+    size_t paren = create.find('(');
+    if (paren == std::string::npos) {
+      return Internal("table " + target().display_name + ": cannot read its CREATE TABLE");
+    }
+    std::string fresh = Quote(table_ + kOverwriteSuffix);
+    RETURN_IF_ERROR(ExecText(
+        "DROP TABLE IF EXISTS " + fresh + "; CREATE TABLE " + fresh + " " + create.substr(paren),
+        "cannot create the overwrite table " + table_ + kOverwriteSuffix));
+    ClearStatements();
+    write_table_ = fresh;
+    return Status::Ok();
+  }
+
+  Status SwapOverwriteTable() override {
+    std::vector<std::string> extras;
+    RETURN_IF_ERROR(
+        SchemaSql("SELECT sql FROM sqlite_master WHERE tbl_name = ?"
+                  " AND type IN ('index', 'trigger') AND sql IS NOT NULL",
+                  nullptr, &extras));
+    std::string swap = "BEGIN IMMEDIATE; DROP TABLE " + Quote(table_) + "; ALTER TABLE " +
+                       write_table_ + " RENAME TO " + Quote(table_) + ";";
+    for (const std::string& s : extras) swap += s + ";";
+    swap += "COMMIT";
+    // Legacy rename leaves views and triggers elsewhere alone: the modern one would rewrite,
+    // or refuse over, views naming the table that is being dropped.
+    ClearStatements();
+    RETURN_IF_ERROR(ExecText("PRAGMA legacy_alter_table=ON", "cannot swap"));
+    Status st = ExecText(swap, "cannot swap in the overwrite table " + table_ + kOverwriteSuffix);
+    if (!st.ok()) Rollback();
+    Status restore = ExecText("PRAGMA legacy_alter_table=OFF", "cannot swap");
+    RETURN_IF_ERROR(st);
+    write_table_ = Quote(table_);
+    return restore;
+  }
+
+  Status DropOverwriteTable() override {
+    ClearStatements();
+    std::string fresh = write_table_;
+    write_table_ = Quote(table_);
+    return ExecText("DROP TABLE IF EXISTS " + fresh, "cannot drop the overwrite table");
+  }
+
+ private:
+  Status OpenDatabase() {
+    if (!std::filesystem::exists(path_)) {
+      return NotFound("sqlite sink: database " + path_ + " does not exist (create the table " +
+                      table_ + " in it before the first run)");
+    }
+    ClearStatements();
+    if (db_ != nullptr) sqlite3_close_v2(db_);
+    db_ = nullptr;
+    int rc =
+        sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) return Error(rc, "cannot open " + path_);
+    sqlite3_extended_result_codes(db_, 1);
+    // A writer holding the lock (another process, a checkpoint) is waited for, not failed on.
+    sqlite3_busy_timeout(db_, 10000);
+    // WAL with synchronous=FULL: a commit is on disk (WAL fsync'ed) when COMMIT returns, which
+    // is what "durable when Write returns" needs; NORMAL would lose the last commits on power
+    // loss.
+    std::string mode;
+    RETURN_IF_ERROR(QueryText("PRAGMA journal_mode=WAL", &mode));
+    if (mode != "wal") {
+      // Still durable (a rollback journal with synchronous=FULL), only slower for readers.
+      spdlog::warn("sqlite sink: {} stays in journal mode {} (WAL is not available there)", path_,
+                   mode);
+    }
+    return ExecText("PRAGMA synchronous=FULL", "cannot set synchronous=FULL");
+  }
+
+  // SQLite result codes as statuses: constraint and type errors are the row's; a busy or
+  // locked database may free up; a corrupt file is data loss.
+  Status Error(int rc, const std::string& what) const {
+    std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    switch (rc & 0xff) {
+      case SQLITE_CONSTRAINT:
+      case SQLITE_MISMATCH:
+      case SQLITE_TOOBIG:
+        return InvalidArgument(message);
+      case SQLITE_BUSY:
+      case SQLITE_LOCKED:
+      case SQLITE_FULL:
+      case SQLITE_IOERR:
+      case SQLITE_CANTOPEN:
+        return Unavailable(what + ": " + message);
+      case SQLITE_CORRUPT:
+      case SQLITE_NOTADB:
+        return DataLoss(what + ": " + message);
+      case SQLITE_READONLY:
+      case SQLITE_PERM:
+      case SQLITE_AUTH:
+      case SQLITE_ERROR:
+        return FailedPrecondition(what + ": " + message);
+      default:
+        return Internal(what + ": " + message);
+    }
+  }
+
+  // SQLite names a column as "table.column" at the end of its constraint messages.
+  std::string ColumnOf(const std::string& message) const {
+    size_t dot = message.rfind(table_ + ".");
+    if (dot == std::string::npos) return "";
+    std::string column = message.substr(dot + table_.size() + 1);
+    return column.substr(0, column.find_first_of(", "));
+  }
+
+  Status ExecText(const std::string& sql, const std::string& what) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+    sqlite3_free(err);
+    return rc == SQLITE_OK ? Status::Ok() : Error(rc, what);
+  }
+
+  // The first column of the first row of `sql`.
+  Status QueryText(const std::string& sql, std::string* out) {
+    sqlite3_stmt* stmt = nullptr;
+    RETURN_IF_ERROR(Prepare(sql, &stmt));
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+      *out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::Ok() : Error(rc, sql);
+  }
+
+  Status Prepare(const std::string& sql, sqlite3_stmt** stmt) {
+    int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                                SQLITE_PREPARE_PERSISTENT, stmt, nullptr);
+    return rc == SQLITE_OK ? Status::Ok() : Error(rc, "table " + target().display_name);
+  }
+
+  // Runs a query over sqlite_master with the table name bound; the first text into `one`, or
+  // every text into `all`.
+  Status SchemaSql(const char* sql, std::string* one, std::vector<std::string>* all) {
+    sqlite3_stmt* stmt = nullptr;
+    RETURN_IF_ERROR(Prepare(sql, &stmt));
+    sqlite3_bind_text(stmt, 1, table_.data(), static_cast<int>(table_.size()), SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      std::string text(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+      if (one != nullptr) *one = text;
+      if (all != nullptr) all->push_back(text);
+    }
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_DONE ? Status::Ok() : Error(rc, "cannot read the schema");
+  }
+
+  Status ReadTarget(sql::TargetTable& table) {
+    table.display_name = table_;
+    sqlite3_stmt* stmt = nullptr;
+    // table_xinfo also lists generated columns (hidden 2 and 3), which are not written.
+    RETURN_IF_ERROR(Prepare("SELECT name, type, pk, hidden FROM pragma_table_xinfo(?)", &stmt));
+    sqlite3_bind_text(stmt, 1, table_.data(), static_cast<int>(table_.size()), SQLITE_STATIC);
+    std::map<int, std::string> primary_key;
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      std::string name = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      const unsigned char* type = sqlite3_column_text(stmt, 1);
+      int pk = sqlite3_column_int(stmt, 2);
+      if (pk > 0) primary_key[pk] = name;
+      if (sqlite3_column_int(stmt, 3) != 0) continue;
+      table.columns.push_back({name, type != nullptr ? reinterpret_cast<const char*>(type) : ""});
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) return Error(rc, "cannot read the table's columns");
+    if (table.columns.empty()) {
+      return NotFound("sqlite sink: table " + table_ + " does not exist in " + path_ +
+                      " (create it before the first run)");
+    }
+    // The primary key is a conflict target even as the rowid alias, which has no index.
+    if (!primary_key.empty()) {
+      table.unique_keys.emplace_back();
+      for (auto& [seq, name] : primary_key) table.unique_keys.back().push_back(name);
+    }
+    RETURN_IF_ERROR(
+        Prepare("SELECT il.name, ii.name FROM pragma_index_list(?) AS il,"
+                " pragma_index_info(il.name) AS ii WHERE il.\"unique\" AND NOT il.partial"
+                " ORDER BY il.name, ii.seqno",
+                &stmt));
+    sqlite3_bind_text(stmt, 1, table_.data(), static_cast<int>(table_.size()), SQLITE_STATIC);
+    std::string index;
+    bool has_expression = false;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      std::string name = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      const unsigned char* column = sqlite3_column_text(stmt, 1);
+      if (name != index) {
+        if (has_expression) table.unique_keys.pop_back();
+        index = name;
+        has_expression = false;
+        table.unique_keys.emplace_back();
+      }
+      if (column == nullptr) {
+        has_expression = true;
+      } else {
+        table.unique_keys.back().push_back(reinterpret_cast<const char*>(column));
+      }
+    }
+    if (has_expression) table.unique_keys.pop_back();
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) return Error(rc, "cannot read the table's indexes");
+    return Status::Ok();
+  }
+
+  // The prepared statement writing `columns` (deletes: by the key), cached per column set.
+  Status Statement(const std::vector<int>& columns, RowAction action, sqlite3_stmt** out) {
+    std::pair<RowAction, std::vector<int>> cache_key(action, columns);
+    auto it = statements_.find(cache_key);
+    if (it != statements_.end()) {
+      *out = it->second;
+      return Status::Ok();
+    }
+    const std::vector<sql::TargetColumn>& cols = target().columns;
+    const std::vector<int>& key = plan().key();
+    std::string sql;
+    if (action == RowAction::kDelete) {
+      sql = "DELETE FROM " + write_table_ + " WHERE ";
+      for (size_t k = 0; k < key.size(); ++k) {
+        sql += (k ? " AND " : "") + Quote(cols[key[k]].name) + " = ?";
+      }
+    } else {
+      std::string names, params, updates;
+      for (int c : columns) {
+        std::string name = Quote(cols[c].name);
+        names += (names.empty() ? "" : ", ") + name;
+        params += params.empty() ? "?" : ", ?";
+        if (std::find(key.begin(), key.end(), c) == key.end()) {
+          updates += (updates.empty() ? "" : ", ") + name + " = excluded." + name;
+        }
+      }
+      sql = "INSERT INTO " + write_table_ + " (" + names + ") VALUES (" + params + ")";
+      if (action == RowAction::kUpsert) {
+        std::string conflict;
+        for (int k : key) conflict += (conflict.empty() ? "" : ", ") + Quote(cols[k].name);
+        sql += " ON CONFLICT (" + conflict + ") " +
+               (updates.empty() ? "DO NOTHING" : "DO UPDATE SET " + updates);
+      }
+    }
+    RETURN_IF_ERROR(Prepare(sql, out));
+    statements_.emplace(std::move(cache_key), *out);
+    return Status::Ok();
+  }
+
+  void ClearStatements() {
+    for (auto& [key, stmt] : statements_) sqlite3_finalize(stmt);
+    statements_.clear();
+  }
+
+  void Bind(sqlite3_stmt* stmt, int param, int column, const Cell* cell) {
+    if (cell == nullptr || cell->state != CellState::kValue) {
+      sqlite3_bind_null(stmt, param);
+      return;
+    }
+    const std::string& text = cell->text;
+    switch (bindings_[column]) {
+      case Binding::kNumeric:
+        if (text == "t" || text == "f" || text == "true" || text == "false") {
+          sqlite3_bind_int(stmt, param, text[0] == 't' ? 1 : 0);
+          return;
+        }
+        break;
+      case Binding::kReal:
+        if (text == "Infinity" || text == "-Infinity") {
+          double inf = std::numeric_limits<double>::infinity();
+          sqlite3_bind_double(stmt, param, text[0] == '-' ? -inf : inf);
+          return;
+        }
+        break;
+      case Binding::kBlob:
+        if (text.size() >= 2 && text[0] == '\\' && text[1] == 'x' &&
+            DecodeHex(std::string_view(text).substr(2), blob_)) {
+          sqlite3_bind_blob(stmt, param, blob_.data(), static_cast<int>(blob_.size()),
+                            SQLITE_TRANSIENT);
+          return;
+        }
+        break;
+      case Binding::kText:
+        break;
+    }
+    // The page outlives the step: no copy.
+    sqlite3_bind_text(stmt, param, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+  }
+
+  const std::string path_;
+  const std::string table_;
+  std::string write_table_;  // the quoted table, or the overwrite table while one is open
+  sqlite3* db_ = nullptr;
+  std::vector<Binding> bindings_;  // per target column
+  std::map<std::pair<RowAction, std::vector<int>>, sqlite3_stmt*> statements_;
+  std::vector<sqlite3_stmt*> group_statements_;  // per group of the plan, during ApplyRange
+  std::string blob_;
+};
+
+}  // namespace
+
+Result<std::string> SqlitePath(const std::string& database_url) {
+  std::string path = database_url;
+  for (const char* prefix : {"sqlite://", "sqlite:"}) {
+    if (path.rfind(prefix, 0) == 0) {
+      path = path.substr(std::string(prefix).size());
+      break;
+    }
+  }
+  path = path.substr(0, path.find('?'));  // sqlx-style options (?mode=rwc) do not apply
+  if (path.empty() || path == ":memory:") {
+    return InvalidArgument("database_url must name a database file, got '" + database_url + "'");
+  }
+  return path;
+}
+
+Result<std::unique_ptr<Sink>> MakeSqliteSink(const config::Block& cfg) {
+  ASSIGN_OR_RETURN(std::string url, cfg.RequiredString("database_url"));
+  Result<std::string> path = SqlitePath(url);
+  if (!path.ok()) return cfg.Error("database_url", path.status().message());
+  ASSIGN_OR_RETURN(std::string table, cfg.RequiredString("table_name"));
+  if (table.empty()) return cfg.Error("table_name", "must not be empty");
+  ASSIGN_OR_RETURN(sql::WriteSpec spec, sql::ParseWriteSpec(cfg, {{"json"}, true}));
+  // Accepted for compatibility: SQLite has one writer, and a page is one transaction.
+  ASSIGN_OR_RETURN(int64_t max_connections, cfg.Int("max_connections", 1, 1, 1000));
+  (void)max_connections;
+  return std::unique_ptr<Sink>(new SqliteSink(std::move(spec), *path, std::move(table)));
+}
+
+}  // namespace faucet

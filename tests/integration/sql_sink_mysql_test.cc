@@ -1,0 +1,209 @@
+// The mysql sink against the MariaDB of scripts/services.sh: the backend for the shared
+// scenarios and the conversions of Postgres text forms MySQL reads differently.
+#include <gtest/gtest.h>
+#include <mysql.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "sinks/mysql/mysql_sink.h"
+#include "sql_sink_test.h"
+#include "testing/services.h"
+
+namespace faucet::sqltest {
+namespace {
+
+class MysqlBackend : public Backend {
+ public:
+  MysqlBackend() : url_(testing::RequireEnv("FAUCET_TEST_MYSQL_URL")) {
+    auto parts = ParseMysqlUrl(url_);
+    EXPECT_TRUE(parts.ok()) << parts.status().ToString();
+    conn_ = mysql_init(nullptr);
+    mysql_options(conn_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    EXPECT_NE(
+        mysql_real_connect(conn_, parts->host.c_str(), parts->user.c_str(), parts->password.c_str(),
+                           parts->database.c_str(), parts->port, nullptr, 0),
+        nullptr)
+        << mysql_error(conn_);
+    Exec("SET time_zone = '+00:00'");
+  }
+  ~MysqlBackend() override { mysql_close(conn_); }
+
+  std::string Name() const override { return "mysql"; }
+
+  void Exec(const std::string& sql) override {
+    EXPECT_EQ(mysql_real_query(conn_, sql.data(), sql.size()), 0)
+        << sql << ": " << mysql_error(conn_);
+  }
+
+  Rows Query(const std::string& sql) override {
+    Rows rows;
+    if (mysql_real_query(conn_, sql.data(), sql.size()) != 0) {
+      ADD_FAILURE() << sql << ": " << mysql_error(conn_);
+      return rows;
+    }
+    MYSQL_RES* res = mysql_store_result(conn_);
+    unsigned int n = mysql_num_fields(res);
+    while (MYSQL_ROW row = mysql_fetch_row(res)) {
+      unsigned long* lengths = mysql_fetch_lengths(res);
+      rows.emplace_back();
+      for (unsigned int j = 0; j < n; ++j) {
+        if (row[j] == nullptr) {
+          rows.back().push_back(std::nullopt);
+        } else {
+          rows.back().push_back(std::string(row[j], lengths[j]));
+        }
+      }
+    }
+    mysql_free_result(res);
+    return rows;
+  }
+
+  std::string Quote(const std::string& table) const override { return "`" + table + "`"; }
+  std::string ItemsDdl(const std::string& table) const override {
+    return "CREATE TABLE " + Quote(table) +
+           " (id INT PRIMARY KEY, name VARCHAR(100), doc TEXT, qty INT)";
+  }
+  std::string Locate(const std::string& table) const override {
+    return "connection_url: '" + url_ + "', table_name: " + table;
+  }
+  Result<std::unique_ptr<Sink>> MakeSink(const config::Block& cfg) const override {
+    return MakeMysqlSink(cfg);
+  }
+
+ private:
+  std::string url_;
+  MYSQL* conn_ = nullptr;
+};
+
+Page PageOf(std::vector<Change> changes) {
+  Page page;
+  page.changes = std::move(changes);
+  return page;
+}
+
+TEST(MysqlSink, UrlIsParsedAndPercentDecoded) {
+  auto url = ParseMysqlUrl("mysql://loader:p%40ss%3Aw@db.internal:3307/shop?ssl-mode=REQUIRED");
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  EXPECT_EQ(url->user, "loader");
+  EXPECT_EQ(url->password, "p@ss:w");
+  EXPECT_EQ(url->host, "db.internal");
+  EXPECT_EQ(url->port, 3307);
+  EXPECT_EQ(url->database, "shop");
+  auto v6 = ParseMysqlUrl("mariadb://u@[::1]/db");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 3306);
+  auto bad = ParseMysqlUrl("mysql://u:secret@host:3306");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().find("secret"), std::string::npos);
+}
+
+TEST(MysqlSink, PostgresTextFormsAreConvertedByColumnType) {
+  MysqlBackend b;
+  const std::string table = testing::UniqueName("conv");
+  b.Exec("CREATE TABLE " + table +
+         " (id INT PRIMARY KEY, flag TINYINT(1), bits BIT(8), ts DATETIME(6),"
+         " tstz TIMESTAMP(6) NULL, tm TIME(6), bin VARBINARY(10), bl BLOB, num DECIMAL(40,20),"
+         " j JSON, t TEXT, dbl DOUBLE, d DATE)");
+  auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  RelationPtr rel = Relation(
+      {"id", "flag", "bits", "ts", "tstz", "tm", "bin", "bl", "num", "j", "t", "dbl", "d"});
+  ASSERT_TRUE(
+      sink->Write(
+              PageOf({Read(rel, {T("1"), T("t"), T("5"), T("2024-01-01 10:00:00.5+02"),
+                                 T("2024-01-01 00:30:00-01:30"), T("12:00:00+05:30"), T("\\x00ff"),
+                                 T("\\x6869"), T("12345678901234567890.12345678901234567890"),
+                                 T("{\"a\": [1, \"x\"]}"),
+                                 T("tab\there \\ 'q' \"dq\" h\xC3\xA9llo \xF0\x9F\x9A\x80"),
+                                 T("-1.5e3"), T("2024-02-29")}),
+                      Read(rel, {T("2"), T("f"), Null(), T("2024-03-01 00:00:00+00"),
+                                 T("1999-12-31 23:00:00-02"), T("00:00:00"), T("plain"), Null(),
+                                 T("-0.5"), T("null"), T(""), T("0"), Null()})}))
+          .ok());
+  Rows rows = b.Query(
+      "SELECT flag, bits + 0, ts, tstz, tm, HEX(bin), HEX(bl), num, j, t, dbl, d"
+      " FROM " +
+      table + " ORDER BY id");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(
+      rows[0],
+      (std::vector<std::optional<std::string>>{
+          "1", "5", "2024-01-01 08:00:00.500000", "2024-01-01 02:00:00.000000", "06:30:00.000000",
+          "00FF", "6869", "12345678901234567890.12345678901234567890", "{\"a\": [1, \"x\"]}",
+          "tab\there \\ 'q' \"dq\" h\xC3\xA9llo \xF0\x9F\x9A\x80", "-1500", "2024-02-29"}));
+  EXPECT_EQ(rows[1], (std::vector<std::optional<std::string>>{
+                         "0", std::nullopt, "2024-03-01 00:00:00.000000",
+                         "2000-01-01 01:00:00.000000", "00:00:00.000000", "706C61696E",
+                         std::nullopt, "-0.50000000000000000000", "null", "", "0", std::nullopt}));
+}
+
+TEST(MysqlSink, CommitTokenScopesAreCaseSensitive) {
+  MysqlBackend b;
+  const std::string table = testing::UniqueName("items");
+  b.Exec(b.ItemsDdl(table));
+  auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  const std::string scope = testing::UniqueName("Pipe");
+  std::string lower = scope;
+  for (char& c : lower) c = static_cast<char>(std::tolower(c));
+  ASSERT_TRUE(sink->WriteIdempotent(Page{}, scope, "00000000000000000001").ok());
+  ASSERT_TRUE(sink->WriteIdempotent(Page{}, lower, "00000000000000000002").ok());
+  EXPECT_EQ(sink->CommittedToken(scope)->value_or(""), "00000000000000000001");
+  EXPECT_EQ(sink->CommittedToken(lower)->value_or(""), "00000000000000000002");
+}
+
+TEST(MysqlSink, ConnectionFailureIsUnavailableWithThePasswordRedacted) {
+  auto sink = MakeMysqlSink(
+      Yaml("{connection_url: 'mysql://faucet:s3cret@127.0.0.1:1/faucet', table_name: t}"));
+  ASSERT_TRUE(sink.ok());
+  Status st = (*sink)->Open(false);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(st.message().find("s3cret"), std::string::npos) << st.message();
+}
+
+TEST(MysqlSink, UpsertOfAHundredThousandRowPage) {
+  constexpr int kRows = 100000;
+  MysqlBackend b;
+  const std::string table = testing::UniqueName("bench");
+  b.Exec("CREATE TABLE " + table +
+         " (id BIGINT PRIMARY KEY, name TEXT, qty INT, price DECIMAL(12,2), ts DATETIME(6),"
+         " note TEXT)");
+  RelationPtr rel = Relation({"id", "name", "qty", "price", "ts", "note"});
+  auto make_page = [&](const char* note) {
+    Page page;
+    for (int i = 0; i < kRows; ++i) {
+      std::string id = std::to_string(i);
+      page.changes.push_back(Update(
+          rel, {Cell::Value(id), Cell::Value("name " + id), Cell::Value(std::to_string(i % 1000)),
+                Cell::Value(std::to_string(i) + ".25"),
+                Cell::Value("2024-05-01 10:00:00.123456+00"), Cell::Value(note)}));
+    }
+    return page;
+  };
+  auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  Page inserts = make_page("first version of the row");
+  Page updates = make_page("second version of the row, a bit longer");
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  ASSERT_TRUE(sink->Write(inserts).ok());
+  auto t1 = Clock::now();
+  ASSERT_TRUE(sink->Write(updates).ok());
+  auto t2 = Clock::now();
+  EXPECT_EQ(b.Query("SELECT COUNT(*) FROM " + table + " WHERE note LIKE 'second%'")[0][0],
+            std::to_string(kRows));
+  double s1 = std::chrono::duration<double>(t1 - t0).count();
+  double s2 = std::chrono::duration<double>(t2 - t1).count();
+  std::printf(
+      "mysql sink, one page of %d rows: upsert-insert %.0f rows/s (%.2f s), "
+      "upsert-update %.0f rows/s (%.2f s)\n",
+      kRows, kRows / s1, s1, kRows / s2, s2);
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeMysqlBackend() { return std::make_unique<MysqlBackend>(); }
+
+}  // namespace faucet::sqltest

@@ -1,0 +1,386 @@
+// The behaviour every SQL sink (postgres, sqlite, mysql) must show, against the real databases.
+#include <gtest/gtest.h>
+
+#include "config/document.h"
+#include "sql_sink_test.h"
+#include "testing/services.h"
+#include "transforms/transforms.h"
+
+namespace faucet::sqltest {
+namespace {
+
+using BackendFactory = std::unique_ptr<Backend> (*)();
+
+constexpr char kUpsert[] = ", column_mapping: auto_map, write_mode: upsert, key: [id]";
+
+class SqlSinkScenario : public ::testing::TestWithParam<BackendFactory> {
+ protected:
+  void SetUp() override {
+    b_ = GetParam()();
+    table_ = testing::UniqueName("items");
+    b_->Exec(b_->ItemsDdl(table_));
+  }
+
+  void Fill(const std::string& values) {
+    b_->Exec("INSERT INTO " + b_->Quote(table_) + " (id, name, doc, qty) VALUES " + values);
+  }
+
+  std::unique_ptr<Backend> b_;
+  std::string table_;
+  RelationPtr rel_ = Relation({"id", "name", "doc", "qty"});
+};
+
+Page PageOf(std::vector<Change> changes) {
+  Page page;
+  page.changes = std::move(changes);
+  return page;
+}
+
+TEST_P(SqlSinkScenario, UpsertRoundTrip) {
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                  Insert(rel_, {T("2"), T("b"), T("y"), T("2")})}))
+                  .ok());
+  ASSERT_TRUE(sink->Flush().ok());
+  EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;2|b|y|2");
+
+  ASSERT_TRUE(sink->Write(PageOf({Update(rel_, {T("1"), T("a2"), T("x"), T("10")}),
+                                  Read(rel_, {T("3"), T("c"), Null(), T("3")})}))
+                  .ok());
+  EXPECT_EQ(Dump(*b_, table_), "1|a2|x|10;2|b|y|2;3|c|NULL|3");
+
+  ASSERT_TRUE(sink->Write(PageOf({Delete(rel_, {T("2"), Null(), Null(), Null()})})).ok());
+  EXPECT_EQ(Dump(*b_, table_), "1|a2|x|10;3|c|NULL|3");
+}
+
+// The reference's defect (spec §9): row A carries column doc, row B has doc unchanged (TOAST);
+// batched together, B's doc must keep its destination value, not become NULL.
+TEST_P(SqlSinkScenario, UnchangedToastKeepsTheDestinationValue) {
+  Fill("(1, 'a', 'doc one', 1), (2, 'b', 'doc two', 2)");
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(PageOf({Update(rel_, {T("1"), T("a2"), T("new doc"), T("1")}),
+                                  Update(rel_, {T("2"), T("b2"), Toast(), T("20")})}))
+                  .ok());
+  EXPECT_EQ(Dump(*b_, table_), "1|a2|new doc|1;2|b2|doc two|20");
+}
+
+TEST_P(SqlSinkScenario, KeyChangingUpdateRemovesTheOldRow) {
+  Fill("(1, 'a', 'x', 1)");
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(PageOf({Update(rel_, {T("5"), T("a"), T("x"), T("1")},
+                                         Row{T("1"), Null(), Null(), Null()})}))
+                  .ok());
+  EXPECT_EQ(Dump(*b_, table_), "5|a|x|1");
+}
+
+// The same through the real cdc_unwrap: a "d" row for the old key, then a "u" row.
+TEST_P(SqlSinkScenario, KeyChangeThroughCdcUnwrapRemovesTheOldRow) {
+  Fill("(1, 'a', 'x', 1), (2, 'b', 'y', 2)");
+  config::ConnectorSpec spec{"cdc_unwrap", Yaml("{}"), Yaml("{type: cdc_unwrap}")};
+  auto unwrap = MakeCdcUnwrap(spec);
+  ASSERT_TRUE(unwrap.ok()) << unwrap.status().ToString();
+  Page page =
+      PageOf({Update(rel_, {T("7"), T("a"), T("x"), T("1")}, Row{T("1"), T("a"), T("x"), T("1")}),
+              Delete(rel_, {T("2"), Null(), Null(), Null()})});
+  ASSERT_TRUE((*unwrap)->Apply(page).ok());
+  ASSERT_EQ(page.changes.size(), 3u);
+  auto sink =
+      OpenSink(*b_, table_, std::string(kUpsert) + ", delete_marker: {field: __op, values: [d]}");
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(page).ok());
+  EXPECT_EQ(Dump(*b_, table_), "7|a|x|1");
+}
+
+TEST_P(SqlSinkScenario, ChangesToOneKeyInAPageApplyInOrder) {
+  Fill("(11, 'old', 'old', 0), (20, 'pre', 'predoc', 0)");
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  Row del10{T("10"), Null(), Null(), Null()};
+  Row del11{T("11"), Null(), Null(), Null()};
+  ASSERT_TRUE(sink->Write(PageOf({
+                              // insert, delete, insert: present with the last values
+                              Insert(rel_, {T("10"), T("a"), T("x"), T("1")}),
+                              Delete(rel_, del10),
+                              Insert(rel_, {T("10"), T("b"), T("y"), T("2")}),
+                              // insert, delete: absent (also the row that was there)
+                              Insert(rel_, {T("11"), T("a"), T("x"), T("1")}),
+                              Delete(rel_, del11),
+                              // update after insert: the updated values
+                              Insert(rel_, {T("12"), T("a"), T("x"), T("1")}),
+                              Update(rel_, {T("12"), T("a2"), T("x2"), T("5")}),
+                              // unchanged TOAST takes the earlier change's value
+                              Insert(rel_, {T("13"), T("a"), T("big"), T("1")}),
+                              Update(rel_, {T("13"), T("a3"), Toast(), T("3")}),
+                              // ... or keeps the destination's
+                              Update(rel_, {T("20"), T("p2"), Toast(), T("9")}),
+                          }))
+                  .ok());
+  EXPECT_EQ(Dump(*b_, table_), "10|b|y|2;12|a2|x2|5;13|a3|big|3;20|p2|predoc|9");
+}
+
+TEST_P(SqlSinkScenario, CompositeKeysUpsertAndDelete) {
+  const std::string pairs = testing::UniqueName("pairs");
+  b_->Exec("CREATE TABLE " + b_->Quote(pairs) +
+           " (a INTEGER NOT NULL, b VARCHAR(20) NOT NULL, v TEXT, PRIMARY KEY (a, b))");
+  b_->Exec("INSERT INTO " + b_->Quote(pairs) + " VALUES (1, 'x', 'old'), (1, 'y', 'old')");
+  auto sink = OpenSink(*b_, pairs, ", column_mapping: auto_map, write_mode: upsert, key: [a, b]");
+  ASSERT_NE(sink, nullptr);
+  RelationPtr rel = Relation({"a", "b", "v"});
+  ASSERT_TRUE(sink->Write(PageOf({Update(rel, {T("1"), T("x"), T("new")}),
+                                  Delete(rel, {T("1"), T("y"), Null()}),
+                                  Insert(rel, {T("2"), T("x"), T("two")})}))
+                  .ok());
+  Rows rows = b_->Query("SELECT a, b, v FROM " + b_->Quote(pairs) + " ORDER BY a, b");
+  EXPECT_EQ(rows, (Rows{{"1", "x", "new"}, {"2", "x", "two"}}));
+}
+
+TEST_P(SqlSinkScenario, NullKeyFailsThePageNamingTableKeyAndColumn) {
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  Status st = sink->Write(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                  Insert(rel_, {Null(), T("b"), T("y"), T("2")})}));
+  ASSERT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find(table_), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("key (id)=(NULL)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("column id"), std::string::npos) << st.message();
+  EXPECT_EQ(Dump(*b_, table_), "");
+
+  st = sink->Write(PageOf({Insert(Relation({"name"}), {T("no key")})}));
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("missing"), std::string::npos) << st.message();
+}
+
+TEST_P(SqlSinkScenario, WriteIsolatingLeavesOutRowsWithoutKey) {
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  std::vector<Sink::RejectedRow> rejected;
+  ASSERT_TRUE(sink->WriteIsolating(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                           Insert(rel_, {Null(), T("b"), T("y"), T("2")}),
+                                           Insert(rel_, {T("3"), T("c"), T("z"), T("3")})}),
+                                   &rejected)
+                  .ok());
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(rejected[0].index, 1u);
+  EXPECT_NE(rejected[0].error.message().find("column id"), std::string::npos);
+  EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;3|c|z|3");
+}
+
+TEST_P(SqlSinkScenario, BadValueFailsThePageNamingTableKeyAndColumn) {
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  Status st = sink->Write(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                  Insert(rel_, {T("2"), T("b"), T("y"), T("lots")}),
+                                  Insert(rel_, {T("3"), T("c"), T("z"), T("3")})}));
+  ASSERT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find(table_), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("key (id)=(2)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("qty"), std::string::npos) << st.message();
+  EXPECT_EQ(Dump(*b_, table_), "");
+}
+
+TEST_P(SqlSinkScenario, WriteIsolatingLeavesOutBadValuesAndWritesTheRest) {
+  Fill("(4, 'keep', 'keep', 4)");
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  std::vector<Sink::RejectedRow> rejected;
+  ASSERT_TRUE(sink->WriteIsolating(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                           Insert(rel_, {T("2"), T("b"), T("y"), T("lots")}),
+                                           Insert(rel_, {T("3"), T("c"), T("z"), T("3")}),
+                                           Update(rel_, {T("4"), T("d"), T("w"), T("x4")}),
+                                           Insert(rel_, {T("5"), T("e"), T("v"), T("5")}),
+                                           Delete(rel_, {T("9"), Null(), Null(), Null()})}),
+                                   &rejected)
+                  .ok());
+  ASSERT_EQ(rejected.size(), 2u);
+  EXPECT_EQ(rejected[0].index, 1u);
+  EXPECT_EQ(rejected[1].index, 3u);
+  EXPECT_NE(rejected[0].error.message().find("key (id)=(2)"), std::string::npos)
+      << rejected[0].error.message();
+  EXPECT_NE(rejected[1].error.message().find("qty"), std::string::npos)
+      << rejected[1].error.message();
+  EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;3|c|z|3;4|keep|keep|4;5|e|v|5");
+}
+
+TEST_P(SqlSinkScenario, AppendWritesEveryRowAndIsolatesBadValues) {
+  auto sink = OpenSink(*b_, table_, ", column_mapping: auto_map");
+  ASSERT_NE(sink, nullptr);
+  RelationPtr unwrapped = Relation({"id", "name", "doc", "qty", "__op", "extra"});
+  ASSERT_TRUE(
+      sink->Write(PageOf({Read(unwrapped, {T("1"), T("a"), T("x"), T("1"), T("u"), T("e")}),
+                          Read(unwrapped, {T("2"), T("b"), Toast(), T("2"), T("u"), T("e")})}))
+          .ok());
+  EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;2|b|NULL|2");
+
+  Status st = sink->Write(PageOf({Insert(rel_, {T("3"), T("c"), T("z"), T("3")}),
+                                  Insert(rel_, {T("4"), T("d"), T("w"), T("four")})}));
+  ASSERT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("qty"), std::string::npos) << st.message();
+  EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;2|b|NULL|2");
+
+  std::vector<Sink::RejectedRow> rejected;
+  ASSERT_TRUE(sink->WriteIsolating(PageOf({Insert(rel_, {T("3"), T("c"), T("z"), T("3")}),
+                                           Insert(rel_, {T("4"), T("d"), T("w"), T("four")}),
+                                           Insert(rel_, {T("1"), T("dup"), T("w"), T("1")}),
+                                           Insert(rel_, {T("5"), T("e"), T("v"), T("5")})}),
+                                   &rejected)
+                  .ok());
+  ASSERT_EQ(rejected.size(), 2u);
+  EXPECT_EQ(rejected[0].index, 1u);
+  EXPECT_EQ(rejected[1].index, 2u);  // a duplicate key is the row's fault in append mode
+  EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;2|b|NULL|2;3|c|z|3;5|e|v|5");
+}
+
+TEST_P(SqlSinkScenario, DeleteModeDeletesTheRowsKeys) {
+  Fill("(1, 'a', 'x', 1), (2, 'b', 'y', 2), (3, 'c', 'z', 3)");
+  auto sink = OpenSink(*b_, table_, ", column_mapping: auto_map, write_mode: delete, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                  Read(rel_, {T("3"), Null(), Null(), Null()})}))
+                  .ok());
+  EXPECT_EQ(Dump(*b_, table_), "2|b|y|2");
+}
+
+TEST_P(SqlSinkScenario, OverwriteSwapsInTheNewTableOnACompletedRun) {
+  Fill("(1, 'old', 'old', 1)");
+  auto sink = OpenSink(*b_, table_, ", column_mapping: auto_map, write_mode: overwrite");
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel_, {T("5"), T("new"), T("x"), T("5")}),
+                                  Read(rel_, {T("6"), T("new"), T("y"), T("6")})}))
+                  .ok());
+  ASSERT_TRUE(sink->Flush().ok());
+  EXPECT_EQ(Dump(*b_, table_), "1|old|old|1");  // readers see the old table until the swap
+  ASSERT_TRUE(sink->Finish(true).ok());
+  EXPECT_EQ(Dump(*b_, table_), "5|new|x|5;6|new|y|6");
+  // The new table kept the primary key (a duplicate is refused).
+  auto again = OpenSink(*b_, table_, ", column_mapping: auto_map");
+  ASSERT_NE(again, nullptr);
+  EXPECT_FALSE(again->Write(PageOf({Read(rel_, {T("5"), T("dup"), T("x"), T("5")})})).ok());
+}
+
+TEST_P(SqlSinkScenario, OverwriteLeavesTheOldTableOnAFailedRun) {
+  Fill("(1, 'old', 'old', 1)");
+  auto sink = OpenSink(*b_, table_, ", column_mapping: auto_map, write_mode: overwrite");
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel_, {T("5"), T("new"), T("x"), T("5")})})).ok());
+  ASSERT_TRUE(sink->Finish(false).ok());
+  EXPECT_EQ(Dump(*b_, table_), "1|old|old|1");
+  // The new table is gone: a second overwrite run starts from scratch.
+  auto second = OpenSink(*b_, table_, ", column_mapping: auto_map, write_mode: overwrite");
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(second->Write(PageOf({Read(rel_, {T("7"), T("newer"), T("x"), T("7")})})).ok());
+  ASSERT_TRUE(second->Finish(true).ok());
+  EXPECT_EQ(Dump(*b_, table_), "7|newer|x|7");
+}
+
+TEST_P(SqlSinkScenario, OverwriteRefusesToResumeFromABookmark) {
+  auto sink = b_->MakeSink(
+      Yaml("{" + b_->Locate(table_) + ", column_mapping: auto_map, write_mode: overwrite}"));
+  ASSERT_TRUE(sink.ok());
+  EXPECT_EQ((*sink)->Open(/*resuming=*/true).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(SqlSinkScenario, CommitTokenIsStoredWithTheRowsAtomically) {
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  const std::string scope = testing::UniqueName("pipe") + "::row-0";
+  auto none = sink->CommittedToken(scope);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+
+  const std::string t1 = "00000000000000000001#{\"last_lsn\":\"0/16B3748\"}";
+  ASSERT_TRUE(
+      sink->WriteIdempotent(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")})}), scope, t1)
+          .ok());
+  auto got = sink->CommittedToken(scope);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->value_or(""), t1);
+
+  // A page that fails commits neither its rows nor its token.
+  Status st = sink->WriteIdempotent(PageOf({Insert(rel_, {T("2"), T("b"), T("y"), T("2")}),
+                                            Insert(rel_, {T("3"), T("c"), T("z"), T("bad")})}),
+                                    scope, "00000000000000000002#{\"last_lsn\":\"0/16B3800\"}");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  got = sink->CommittedToken(scope);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->value_or(""), t1);
+  EXPECT_EQ(Dump(*b_, table_), "1|a|x|1");
+
+  // A page with no rows still commits its token (an idle source's bookmark).
+  const std::string t3 = "00000000000000000003#{\"last_lsn\":\"0/16B3900\"}";
+  ASSERT_TRUE(sink->WriteIdempotent(Page{}, scope, t3).ok());
+  got = sink->CommittedToken(scope);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->value_or(""), t3);
+
+  // A scope longer than any key column round-trips too.
+  const std::string long_scope = scope + std::string(300, 'x');
+  ASSERT_TRUE(sink->WriteIdempotent(Page{}, long_scope, t1).ok());
+  got = sink->CommittedToken(long_scope);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->value_or(""), t1);
+}
+
+// The pipeline reads the token before it opens the sink, to re-anchor the source.
+TEST_P(SqlSinkScenario, CommittedTokenIsReadableBeforeOpen) {
+  const std::string scope = testing::UniqueName("early") + "::row-0";
+  auto fresh = b_->MakeSink(Yaml("{" + b_->Locate(table_) + kUpsert + "}"));
+  ASSERT_TRUE(fresh.ok());
+  auto none = (*fresh)->CommittedToken(scope);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+
+  auto sink = OpenSink(*b_, table_, kUpsert);
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->WriteIdempotent(Page{}, scope, "00000000000000000007#{}").ok());
+  auto restarted = b_->MakeSink(Yaml("{" + b_->Locate(table_) + kUpsert + "}"));
+  ASSERT_TRUE(restarted.ok());
+  auto got = (*restarted)->CommittedToken(scope);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->value_or(""), "00000000000000000007#{}");
+  ASSERT_TRUE((*restarted)->Open(true).ok());
+}
+
+TEST_P(SqlSinkScenario, JsonMappingWritesEachRowAsOneDocument) {
+  const std::string docs = testing::UniqueName("docs");
+  b_->Exec("CREATE TABLE " + b_->Quote(docs) + " (payload TEXT)");
+  std::string key = b_->Name() == "postgres" ? "jsonb" : "json";
+  auto sink = OpenSink(*b_, docs, ", column_mapping: {" + key + ": {column: payload}}");
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel_, {T("1"), T("a\tb"), Null(), T("1")})})).ok());
+  Rows rows = b_->Query("SELECT payload FROM " + b_->Quote(docs));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0].value_or(""), R"({"id":"1","name":"a\tb","doc":null,"qty":"1"})");
+}
+
+TEST_P(SqlSinkScenario, MissingTableIsNotFound) {
+  auto sink = b_->MakeSink(Yaml("{" + b_->Locate(testing::UniqueName("absent")) + kUpsert + "}"));
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  Status st = (*sink)->Open(false);
+  EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
+}
+
+TEST_P(SqlSinkScenario, UpsertWithoutUniqueIndexOnTheKeyIsRefusedAtOpen) {
+  auto sink = b_->MakeSink(Yaml("{" + b_->Locate(table_) +
+                                ", column_mapping: auto_map, write_mode: upsert, key: [name]}"));
+  ASSERT_TRUE(sink.ok());
+  Status st = (*sink)->Open(false);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("unique index"), std::string::npos) << st.message();
+}
+
+// By position in the Values below: naming must not connect (tests are listed without servers).
+std::string BackendName(const ::testing::TestParamInfo<BackendFactory>& info) {
+  static const char* kNames[] = {"postgres", "sqlite", "mysql"};
+  return kNames[info.index];
+}
+
+INSTANTIATE_TEST_SUITE_P(Sql, SqlSinkScenario,
+                         ::testing::Values(&MakePostgresBackend, &MakeSqliteBackend,
+                                           &MakeMysqlBackend),
+                         BackendName);
+
+}  // namespace
+}  // namespace faucet::sqltest

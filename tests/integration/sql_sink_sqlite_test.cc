@@ -1,0 +1,175 @@
+// The sqlite sink on a database file in a temporary directory: the backend for the shared
+// scenarios and SQLite's own conversions.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "sinks/sqlite/sqlite_sink.h"
+#include "sql_sink_test.h"
+#include "testing/services.h"
+
+namespace faucet::sqltest {
+namespace {
+
+class SqliteBackend : public Backend {
+ public:
+  SqliteBackend() : path_(testing::TempDir("sqlite_sink") + "/dest.db") {
+    EXPECT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
+    sqlite3_busy_timeout(db_, 10000);
+  }
+  ~SqliteBackend() override { sqlite3_close_v2(db_); }
+
+  std::string Name() const override { return "sqlite"; }
+
+  void Exec(const std::string& sql) override {
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+        << sql << ": " << (err ? err : "");
+    sqlite3_free(err);
+  }
+
+  Rows Query(const std::string& sql) override {
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db_);
+    Rows rows;
+    while (stmt != nullptr && sqlite3_step(stmt) == SQLITE_ROW) {
+      rows.emplace_back();
+      for (int j = 0; j < sqlite3_column_count(stmt); ++j) {
+        if (sqlite3_column_type(stmt, j) == SQLITE_NULL) {
+          rows.back().push_back(std::nullopt);
+        } else {
+          rows.back().push_back(
+              std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, j))));
+        }
+      }
+    }
+    sqlite3_finalize(stmt);
+    return rows;
+  }
+
+  std::string Quote(const std::string& table) const override { return "\"" + table + "\""; }
+  // STRICT: an ordinary SQLite table would store 'lots' in an INTEGER column as text.
+  std::string ItemsDdl(const std::string& table) const override {
+    return "CREATE TABLE " + Quote(table) +
+           " (id INTEGER PRIMARY KEY, name TEXT, doc TEXT, qty INTEGER) STRICT";
+  }
+  std::string Locate(const std::string& table) const override {
+    return "database_url: 'sqlite://" + path_ + "', table_name: " + table;
+  }
+  Result<std::unique_ptr<Sink>> MakeSink(const config::Block& cfg) const override {
+    return MakeSqliteSink(cfg);
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+Page PageOf(std::vector<Change> changes) {
+  Page page;
+  page.changes = std::move(changes);
+  return page;
+}
+
+TEST(SqliteSink, DatabaseUrlFormsNameAFile) {
+  EXPECT_EQ(*SqlitePath("sqlite:///var/lib/a.db"), "/var/lib/a.db");
+  EXPECT_EQ(*SqlitePath("sqlite://data/a.db"), "data/a.db");
+  EXPECT_EQ(*SqlitePath("sqlite:a.db?mode=rwc"), "a.db");
+  EXPECT_EQ(*SqlitePath("/plain/a.db"), "/plain/a.db");
+  EXPECT_FALSE(SqlitePath("sqlite::memory:").ok());
+}
+
+TEST(SqliteSink, ColumnMappingIsRequired) {
+  auto sink = MakeSqliteSink(Yaml("{database_url: 'sqlite:///tmp/x.db', table_name: t}"));
+  ASSERT_FALSE(sink.ok());
+  EXPECT_NE(sink.status().message().find("column_mapping"), std::string::npos);
+}
+
+TEST(SqliteSink, OpensTheDatabaseInWalMode) {
+  SqliteBackend b;
+  const std::string table = testing::UniqueName("items");
+  b.Exec(b.ItemsDdl(table));
+  auto sink = OpenSink(b, table, ", column_mapping: auto_map");
+  ASSERT_NE(sink, nullptr);
+  // A connection opened before the switch keeps its view; a new one reads the file header.
+  sqlite3* fresh = nullptr;
+  ASSERT_EQ(sqlite3_open(b.path().c_str(), &fresh), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(fresh, "PRAGMA journal_mode", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
+  sqlite3_finalize(stmt);
+  sqlite3_close_v2(fresh);
+}
+
+TEST(SqliteSink, PostgresTextFormsAreConvertedByColumnType) {
+  SqliteBackend b;
+  b.Exec(
+      "CREATE TABLE conv (id INTEGER PRIMARY KEY, flag BOOLEAN, n INTEGER, bin BLOB,"
+      " r REAL, t TEXT, num NUMERIC)");
+  auto sink = OpenSink(b, "conv", ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  RelationPtr rel = Relation({"id", "flag", "n", "bin", "r", "t", "num"});
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("t"), T("f"), T("\\x00ff5c"), T("-Infinity"),
+                                             T("t"), T("12.5")}),
+                                  Read(rel, {T("2"), T("f"), T("42"), T("\\x"), T("NaN"),
+                                             T("\\xzz"), T("7")})}))
+                  .ok());
+  Rows rows = b.Query(
+      "SELECT flag, typeof(flag), n, hex(bin), typeof(bin), r, typeof(r), t, typeof(num)"
+      " FROM conv ORDER BY id");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], (std::vector<std::optional<std::string>>{"1", "integer", "0", "00FF5C", "blob",
+                                                              "-Inf", "real", "t", "real"}));
+  EXPECT_EQ(rows[1], (std::vector<std::optional<std::string>>{"0", "integer", "42", "", "blob",
+                                                              "NaN", "text", "\\xzz", "integer"}));
+}
+
+TEST(SqliteSink, UpsertOfAHundredThousandRowPage) {
+  constexpr int kRows = 100000;
+  SqliteBackend b;
+  b.Exec(
+      "CREATE TABLE bench (id INTEGER PRIMARY KEY, name TEXT, qty INTEGER, price NUMERIC,"
+      " ts TEXT, note TEXT)");
+  RelationPtr rel = Relation({"id", "name", "qty", "price", "ts", "note"});
+  auto make_page = [&](const char* note) {
+    Page page;
+    for (int i = 0; i < kRows; ++i) {
+      std::string id = std::to_string(i);
+      page.changes.push_back(Update(
+          rel, {Cell::Value(id), Cell::Value("name " + id), Cell::Value(std::to_string(i % 1000)),
+                Cell::Value(std::to_string(i) + ".25"),
+                Cell::Value("2024-05-01 10:00:00.123456+00"), Cell::Value(note)}));
+    }
+    return page;
+  };
+  auto sink = OpenSink(b, "bench", ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  Page inserts = make_page("first version of the row");
+  Page updates = make_page("second version of the row, a bit longer");
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  ASSERT_TRUE(sink->Write(inserts).ok());
+  auto t1 = Clock::now();
+  ASSERT_TRUE(sink->Write(updates).ok());
+  auto t2 = Clock::now();
+  EXPECT_EQ(b.Query("SELECT COUNT(*) FROM bench WHERE note LIKE 'second%'")[0][0],
+            std::to_string(kRows));
+  double s1 = std::chrono::duration<double>(t1 - t0).count();
+  double s2 = std::chrono::duration<double>(t2 - t1).count();
+  std::printf(
+      "sqlite sink, one page of %d rows: upsert-insert %.0f rows/s (%.2f s), "
+      "upsert-update %.0f rows/s (%.2f s)\n",
+      kRows, kRows / s1, s1, kRows / s2, s2);
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeSqliteBackend() { return std::make_unique<SqliteBackend>(); }
+
+}  // namespace faucet::sqltest
