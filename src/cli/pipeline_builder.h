@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/delivery.h"
+#include "core/pipeline.h"
 #include "config/document.h"
 #include "core/sink.h"
 #include "core/source.h"
@@ -16,11 +17,29 @@
 
 namespace faucet::cli {
 
+// The connectors of one pipeline run. Built fresh for every run (the mirror builds one per
+// cycle), so a failed connection is never reused.
+struct PipelineParts {
+  std::unique_ptr<Source> source;
+  std::vector<std::unique_ptr<Transform>> transforms;
+  std::unique_ptr<Sink> sink;
+  std::unique_ptr<Sink> dlq_sink;  // when the config has a dlq: block
+
+  std::vector<Transform*> TransformPtrs() const;
+};
+
+// Builds the parts of `doc` with `source` as the source (pipeline.source, or the mirror's
+// snapshot source). `snapshot` leaves cdc_unwrap out: snapshot rows are already flat. Unknown
+// connector keys are appended to `warnings`.
+Result<PipelineParts> MakeParts(const config::Document& doc, const config::ConnectorSpec& source,
+                                bool snapshot, std::vector<std::string>& warnings);
+
+// The pipeline's DLQ options for `doc`, writing to `dlq_sink`; nullopt without a dlq: block.
+std::optional<DlqOptions> DlqOptionsFor(const config::Document& doc, Sink* dlq_sink);
+
 struct BuiltPipeline {
   config::Document doc;
-  std::unique_ptr<Source> source;
-  std::unique_ptr<Sink> sink;
-  std::vector<std::unique_ptr<Transform>> transforms;
+  PipelineParts parts;
   std::optional<StateConfig> state;  // absent: nothing is persisted, every run starts afresh
   Guarantee guarantee = Guarantee::kAtLeastOnce;
   // Unknown connector keys and weak choices (redis state, no state), as "file:line: ..." text.

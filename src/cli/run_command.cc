@@ -16,21 +16,21 @@ int RunCommand(const std::string& config_path) {
   Result<std::unique_ptr<StateStore>> state = OpenState(*built);
   if (!state.ok()) return ReportFailure(state.status());
 
-  std::vector<Transform*> transforms;
-  for (auto& t : built->transforms) transforms.push_back(t.get());
+  PipelineParts& parts = built->parts;
   PipelineOptions options;
   options.state_key = built->StateKey();
   options.delivery = PipelineDelivery(built->guarantee);
   options.stop = &StopFlag();
-  Pipeline pipeline(*built->source, std::move(transforms), *built->sink, **state, options);
+  options.dlq = DlqOptionsFor(built->doc, parts.dlq_sink.get());
+  Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, **state, options);
 
   spdlog::info("running {} ({} -> {}, {})", built->doc.name, built->doc.source.type,
                built->doc.sink.type, GuaranteeName(built->guarantee));
   Result<PipelineStats> stats = pipeline.Run();
   if (!stats.ok()) return ReportFailure(stats.status().WithContext("run failed"));
-  spdlog::info("{}: {} pages, {} changes, {} checkpoints, last bookmark {}",
+  spdlog::info("{}: {} pages, {} changes, {} checkpoints, {} to the DLQ, last bookmark {}",
                stats->stopped ? "stopped" : "finished", stats->pages, stats->changes,
-               stats->checkpoints,
+               stats->checkpoints, stats->dead_lettered,
                stats->last_bookmark ? stats->last_bookmark->ToString() : "none");
   return kExitOk;
 }

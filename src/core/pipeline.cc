@@ -9,6 +9,7 @@
 
 #include "core/bounded_queue.h"
 #include "core/crash_point.h"
+#include "core/dlq.h"
 
 namespace faucet {
 namespace {
@@ -112,6 +113,7 @@ Status Pipeline::Checkpoint(const Bookmark& bookmark, uint64_t seq) {
 
 Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
                            PipelineStats& stats) {
+  Status budget_error;
   if (options_.delivery == Delivery::kAtomicWatermark && page.bookmark) {
     ++*seq;
     if (*seq <= start.committed_seq) {
@@ -120,6 +122,8 @@ Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
       RETURN_IF_ERROR(
           sink_.WriteIdempotent(page, options_.state_key, FormatCommitToken(*seq, *page.bookmark)));
     }
+  } else if (options_.dlq) {
+    RETURN_IF_ERROR(WriteWithDlq(page, stats, budget_error));
   } else {
     RETURN_IF_ERROR(sink_.Write(page));
   }
@@ -128,10 +132,15 @@ Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
   stats.changes += page.changes.size();
   if (!page.bookmark) {
     if (options_.on_page) options_.on_page(page, stats);
-    return Status::Ok();
+    if (!budget_error.ok()) {
+      // Nothing to persist on a chunk; make what reached the DLQ durable before failing.
+      RETURN_IF_ERROR(options_.dlq->sink->Flush());
+    }
+    return budget_error;
   }
 
   RETURN_IF_ERROR(sink_.Flush());
+  if (options_.dlq) RETURN_IF_ERROR(options_.dlq->sink->Flush());
   CrashPoint("pipeline.after_flush");
   RETURN_IF_ERROR(Checkpoint(*page.bookmark, *seq));
   CrashPoint("pipeline.after_persist");
@@ -139,6 +148,40 @@ Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
   ++stats.checkpoints;
   stats.last_bookmark = page.bookmark;
   if (options_.on_page) options_.on_page(page, stats);
+  return budget_error;
+}
+
+Status Pipeline::WriteWithDlq(const Page& page, PipelineStats& stats, Status& budget_error) {
+  const DlqOptions& dlq = *options_.dlq;
+  std::vector<Sink::RejectedRow> rejected;
+  Status written = sink_.WriteIsolating(page, &rejected);
+  if (!written.ok()) {
+    if (!dlq.dlq_all_on_batch_error) return written;
+    rejected.clear();
+    for (size_t i = 0; i < page.changes.size(); ++i) rejected.push_back({i, written});
+  }
+  if (rejected.empty()) return Status::Ok();
+
+  Page envelopes;
+  envelopes.changes.reserve(rejected.size());
+  for (const Sink::RejectedRow& r : rejected) {
+    envelopes.changes.push_back(MakeDlqEnvelope(page.changes[r.index], r.index, r.error, dlq));
+  }
+  RETURN_IF_ERROR(dlq.sink->Write(envelopes));
+  stats.dead_lettered += rejected.size();
+  spdlog::warn("{} rows sent to the DLQ; first: {}", rejected.size(),
+               rejected.front().error.message());
+  if (dlq.max_failures_per_page && rejected.size() > *dlq.max_failures_per_page) {
+    budget_error = FailedPrecondition(
+        std::to_string(rejected.size()) + " rows of one page failed, more than "
+        "dlq.max_failures_per_page (" + std::to_string(*dlq.max_failures_per_page) +
+        "); they are in the DLQ. First error: " + rejected.front().error.message());
+  } else if (dlq.max_failures_total && stats.dead_lettered > *dlq.max_failures_total) {
+    budget_error = FailedPrecondition(
+        std::to_string(stats.dead_lettered) + " rows failed in this run, more than "
+        "dlq.max_failures_total (" + std::to_string(*dlq.max_failures_total) +
+        "); they are in the DLQ. Last error: " + rejected.back().error.message());
+  }
   return Status::Ok();
 }
 
@@ -147,6 +190,7 @@ Result<PipelineStats> Pipeline::Run() {
   ASSIGN_OR_RETURN(Start start, LoadStart());
   RETURN_IF_ERROR(source_.Open(start.bookmark));
   RETURN_IF_ERROR(sink_.Open(start.bookmark.has_value()));
+  if (options_.dlq) RETURN_IF_ERROR(options_.dlq->sink->Open(/*resuming=*/true));
   if (start.bookmark) spdlog::info("resuming after {}", start.bookmark->ToString());
 
   BoundedQueue<Item> queue(options_.queue_bytes);
@@ -218,6 +262,7 @@ Result<PipelineStats> Pipeline::Run() {
   // Pages without a bookmark (chunks of a split transaction) are made durable too; their
   // bookmark was not persisted, so a later run replays them.
   Status flushed = sink_.Flush();
+  if (flushed.ok() && options_.dlq) flushed = options_.dlq->sink->Flush();
   Status finished = sink_.Finish(flushed.ok() && source_error.ok() && !stats.stopped);
   if (!source_error.ok()) {
     if (!flushed.ok()) spdlog::error("final flush failed: {}", flushed.ToString());

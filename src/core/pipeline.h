@@ -39,6 +39,20 @@ enum class Delivery {
 
 struct PipelineStats;
 
+// Where rows a sink cannot take go instead of failing the page (the `dlq:` block).
+struct DlqOptions {
+  Sink* sink = nullptr;  // borrowed; must outlive the pipeline
+  // A failure of the whole page write (not of single rows): fail the run (propagate), or send
+  // every row of the page to the DLQ (dlq_all).
+  bool dlq_all_on_batch_error = false;
+  std::optional<uint64_t> max_failures_per_page;
+  std::optional<uint64_t> max_failures_total;
+  bool include_original_payload = true;
+  // For the envelope.
+  std::string pipeline_name;
+  std::string sink_type;
+};
+
 struct PipelineOptions {
   // Key of this pipeline's bookmark in the state store, e.g. "orders::row-0".
   std::string state_key;
@@ -50,6 +64,12 @@ struct PipelineOptions {
   // Called on the sink thread after each page is written (and, if it has a bookmark,
   // checkpointed), for progress reporting. Must be cheap. May be empty.
   std::function<void(const Page&, const PipelineStats&)> on_page;
+  // Set when the pipeline has a DLQ. Rows the sink rejects are written there as envelopes
+  // {"error":{"kind","message"},"reason","payload","ts_ms","sink","pipeline","row",
+  //  "record_index"} and the rest of the page is written; the DLQ is flushed before the page's
+  // bookmark is persisted, so a rejected row is never lost. A budget exceeded fails the run
+  // after that persist.
+  std::optional<DlqOptions> dlq;
 };
 
 struct PipelineStats {
@@ -57,6 +77,7 @@ struct PipelineStats {
   uint64_t changes = 0;
   uint64_t pages_skipped = 0;  // already committed by an atomic-watermark sink
   uint64_t checkpoints = 0;    // bookmarks persisted
+  uint64_t dead_lettered = 0;  // rows sent to the DLQ
   std::optional<Bookmark> last_bookmark;
   bool stopped = false;  // ended by a stop request
 };
@@ -79,6 +100,9 @@ class Pipeline {
   Result<Start> LoadStart();
   Status Checkpoint(const Bookmark& bookmark, uint64_t seq);
   Status WritePage(const Page& page, uint64_t* seq, const Start& start, PipelineStats& stats);
+  // The DLQ write path of WritePage. Sets `budget_error` when a failure budget is exceeded:
+  // the page is still completed and persisted, then the run fails with it.
+  Status WriteWithDlq(const Page& page, PipelineStats& stats, Status& budget_error);
 
   Source& source_;
   std::vector<Transform*> transforms_;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/dlq.h"
+#include "core/json_render.h"
 #include "testing/fakes.h"
 
 namespace faucet {
@@ -171,6 +173,79 @@ TEST(CommitToken, RoundTrips) {
 
 TEST(CommitToken, GarbageIsDataLoss) {
   EXPECT_EQ(ParseCommitToken("abc#{}").status().code(), StatusCode::kDataLoss);
+}
+
+struct DlqHarness : Harness {
+  FakeSink dlq;
+  DlqHarness() {
+    dlq.prefix = "dlq.";
+    dlq.log = &sink.calls;
+    DlqOptions o;
+    o.sink = &dlq;
+    o.pipeline_name = "p";
+    o.sink_type = "fake";
+    options.dlq = o;
+  }
+};
+
+TEST(PipelineDlq, RejectedRowsGoToTheDlqWhichIsFlushedBeforeThePersist) {
+  DlqHarness h;
+  h.sink.reject = {1};
+  FakeSource source({MakePage(3, Json{{"n", 1}})});
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->dead_lettered, 1u);
+  std::vector<std::string> expected = {"write_isolating:2", "dlq.write:1", "flush", "dlq.flush",
+                                       "put", "flush", "dlq.flush"};
+  EXPECT_EQ(h.sink.calls, expected);
+  EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 1}}));
+}
+
+TEST(PipelineDlq, PageFailureSendsEveryRowWithDlqAll) {
+  DlqHarness h;
+  h.sink.fail_isolating = true;
+  h.options.dlq->dlq_all_on_batch_error = true;
+  FakeSource source({MakePage(3, Json{{"n", 1}})});
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->dead_lettered, 3u);
+}
+
+TEST(PipelineDlq, PageFailurePropagatesByDefault) {
+  DlqHarness h;
+  h.sink.fail_isolating = true;
+  FakeSource source({MakePage(3, Json{{"n", 1}})});
+  EXPECT_FALSE(h.Run(source).ok());
+  EXPECT_TRUE(h.state.values.empty());
+}
+
+TEST(PipelineDlq, BudgetExceededFailsTheRunAfterPersistingWhatWasDone) {
+  DlqHarness h;
+  h.sink.reject = {0, 1};
+  h.options.dlq->max_failures_per_page = 1;
+  FakeSource source({MakePage(3, Json{{"n", 1}}), MakePage(3, Json{{"n", 2}})});
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("max_failures_per_page"), std::string::npos);
+  // The rejected rows are in the DLQ and the page is complete, so its position is kept.
+  EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 1}}));
+}
+
+TEST(PipelineDlq, EnvelopeCarriesErrorAndPayload) {
+  DlqOptions o;
+  o.pipeline_name = "orders";
+  o.sink_type = "postgres";
+  Page page = MakePage(1, std::nullopt);
+  Change env = MakeDlqEnvelope(page.changes[0], 0, InvalidArgument("bad key"), o);
+  std::string line;
+  AppendChangeJson(env, line);
+  Json j = Json::parse(line);
+  EXPECT_EQ(j["error"]["kind"], "invalid argument");
+  EXPECT_EQ(j["error"]["message"], "bad key");
+  EXPECT_EQ(j["payload"]["op"], "c");
+  EXPECT_EQ(j["pipeline"], "orders");
+  EXPECT_EQ(j["sink"], "postgres");
+  EXPECT_EQ(j["record_index"], 0);
 }
 
 }  // namespace

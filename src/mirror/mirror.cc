@@ -19,36 +19,6 @@ using namespace std::chrono_literals;
 constexpr auto kFirstBackoff = 1s;
 constexpr auto kMaxBackoff = 60s;
 
-// The parts of one pipeline run, built fresh for every run so that a failed connection is
-// never reused.
-struct Parts {
-  std::unique_ptr<Source> source;
-  std::vector<std::unique_ptr<Transform>> transforms;
-  std::unique_ptr<Sink> sink;
-
-  std::vector<Transform*> TransformPtrs() {
-    std::vector<Transform*> out;
-    for (auto& t : transforms) out.push_back(t.get());
-    return out;
-  }
-};
-
-// Builds source, transforms and sink. The snapshot reads flat rows, not change envelopes, so
-// cdc_unwrap is left out of it; every other transform runs in both phases.
-Result<Parts> MakeParts(const config::Document& doc, const config::ConnectorSpec& source,
-                        bool snapshot) {
-  std::vector<std::string> warnings;  // already reported by validation
-  Parts parts;
-  ASSIGN_OR_RETURN(parts.source, cli::MakeSource(source, warnings));
-  for (const config::ConnectorSpec& spec : doc.transforms) {
-    if (snapshot && spec.type == "cdc_unwrap") continue;
-    ASSIGN_OR_RETURN(std::unique_ptr<Transform> t, cli::MakeTransform(spec, warnings));
-    parts.transforms.push_back(std::move(t));
-  }
-  ASSIGN_OR_RETURN(parts.sink, cli::MakeSink(doc.sink, warnings));
-  return parts;
-}
-
 }  // namespace
 
 bool RetryableInMirror(const Status& status) {
@@ -101,7 +71,9 @@ Result<Bookmark> Mirror::Bootstrap() {
 
 Result<bool> Mirror::Snapshot(const Bookmark& position) {
   const std::string& name = built_.doc.name;
-  ASSIGN_OR_RETURN(Parts parts, MakeParts(built_.doc, config_.snapshot_source, true));
+  std::vector<std::string> warnings;  // already reported by validation
+  ASSIGN_OR_RETURN(cli::PipelineParts parts,
+                   cli::MakeParts(built_.doc, config_.snapshot_source, true, warnings));
   status_.phase = "snapshot";
   status_.snapshot_rows = 0;
   status_.snapshot_started_ms = NowMs();
@@ -114,6 +86,7 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   PipelineOptions options;
   options.state_key = name + "::snapshot";
   options.stop = &stop_;
+  options.dlq = cli::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
   options.on_page = [&](const Page&, const PipelineStats& stats) {
     status_.snapshot_rows = stats.changes;
     if (progress.Tick(stats.changes)) SaveStatus();
@@ -136,11 +109,14 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
 }
 
 Status Mirror::RunCdcCycle() {
-  ASSIGN_OR_RETURN(Parts parts, MakeParts(built_.doc, built_.doc.source, false));
+  std::vector<std::string> warnings;  // already reported by validation
+  ASSIGN_OR_RETURN(cli::PipelineParts parts,
+                   cli::MakeParts(built_.doc, built_.doc.source, false, warnings));
   PipelineOptions options;
   options.state_key = CdcKey(built_.doc.name);
   options.delivery = cli::PipelineDelivery(built_.guarantee);
   options.stop = &stop_;
+  options.dlq = cli::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
   int64_t last_save = 0;
   options.on_page = [&](const Page& page, const PipelineStats&) {
     if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {

@@ -34,23 +34,38 @@ Status FakeSink::Open(bool resuming) {
 
 Status FakeSink::Write(const Page& page) {
   if (writes_++ == fail_write_at) return Unavailable("injected write failure");
-  calls.push_back("write:" + std::to_string(page.changes.size()));
+  log->push_back(prefix + "write:" + std::to_string(page.changes.size()));
   rows_written += page.changes.size();
   return Status::Ok();
 }
 
 Status FakeSink::Flush() {
   if (fail_flush) return Unavailable("injected flush failure");
-  calls.push_back("flush");
+  log->push_back(prefix + "flush");
   rows_flushed = rows_written;
   return Status::Ok();
 }
 
 Status FakeSink::WriteIdempotent(const Page& page, const std::string& scope,
                                  const std::string& token) {
-  calls.push_back("write_idempotent:" + token);
+  log->push_back(prefix + "write_idempotent:" + token);
   rows_written += page.changes.size();
   tokens[scope] = token;
+  return Status::Ok();
+}
+
+Status FakeSink::WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) {
+  if (fail_isolating) return Unavailable("injected page failure");
+  size_t kept = 0;
+  for (size_t i = 0; i < page.changes.size(); ++i) {
+    if (reject.count(i)) {
+      rejected->push_back({i, InvalidArgument("injected rejection of row " + std::to_string(i))});
+    } else {
+      ++kept;
+    }
+  }
+  log->push_back(prefix + "write_isolating:" + std::to_string(kept));
+  rows_written += kept;
   return Status::Ok();
 }
 

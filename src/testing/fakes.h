@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <mutex>
 #include <vector>
 
@@ -42,8 +43,13 @@ class FakeSink : public Sink {
   Status WriteIdempotent(const Page& page, const std::string& scope,
                          const std::string& token) override;
   Result<std::optional<std::string>> CommittedToken(const std::string& scope) override;
+  Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) override;
 
   bool opened_resuming = false;
+  std::set<size_t> reject;        // indexes WriteIsolating rejects
+  bool fail_isolating = false;    // WriteIsolating fails as a whole
+  std::string prefix;             // put before each logged call ("dlq.")
+  std::vector<std::string>* log = &calls;  // where calls are logged (a shared log for order)
   int fail_write_at = -1;  // the nth Write (0-based) fails
   bool fail_flush = false;
   std::vector<std::string> calls;  // "write:<n changes>", "flush", "write_idempotent:<token>"

@@ -69,14 +69,15 @@ struct Scenario {
   }
 };
 
-// Every id exactly once, except at most `max_replayed_pages` pages' worth replayed once more.
+// Every id present; duplicates at most one page per crash (a page written but not yet
+// persisted when the process died is replayed; repeated crashes may replay the same page).
 void ExpectComplete(const std::map<int64_t, int>& counts, int max_replayed_pages) {
   ASSERT_EQ(counts.size(), static_cast<size_t>(kRows)) << "records lost";
   EXPECT_EQ(counts.begin()->first, 1);
   EXPECT_EQ(counts.rbegin()->first, kRows);
   int duplicates = 0;
   for (const auto& [id, n] : counts) {
-    EXPECT_LE(n, 2) << "id " << id;
+    EXPECT_LE(n, 1 + max_replayed_pages) << "id " << id;
     duplicates += n - 1;
   }
   EXPECT_LE(duplicates, max_replayed_pages * kBatch);
