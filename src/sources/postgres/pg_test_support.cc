@@ -18,7 +18,9 @@ namespace {
 
 }  // namespace
 
-TestDb::TestDb() : url_(faucet::testing::RequireEnv("FAUCET_TEST_PG_URL")) {
+TestDb::TestDb() : TestDb(faucet::testing::RequireEnv("FAUCET_TEST_PG_URL")) {}
+
+TestDb::TestDb(std::string url) : url_(std::move(url)) {
   Result<ConnPtr> c = Connect(url_, PostgresTls{}, ConnectionKind::kSql);
   if (!c.ok()) Die(c.status().ToString());
   conn_ = std::move(c).value();

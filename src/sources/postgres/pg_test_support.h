@@ -25,6 +25,8 @@ namespace faucet::postgres::testing {
 class TestDb {
  public:
   TestDb();
+  // A connection to another database (e.g. a mirror's destination).
+  explicit TestDb(std::string url);
   const std::string& url() const { return url_; }
 
   void Exec(const std::string& sql);

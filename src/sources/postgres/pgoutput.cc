@@ -8,17 +8,21 @@ namespace faucet::postgres {
 namespace {
 
 // Big-endian reads with a sticky failure: after the first out-of-bounds read every further read
-// yields zero and the error names the first offset that failed.
+// yields zero and the error names the first offset that failed. Error text is built only on
+// failure: this runs once per row.
 class Reader {
  public:
   // Reads `data` from `start`; offsets in errors count from the beginning of `data`.
-  Reader(std::string_view data, size_t start) : data_(data), pos_(start) {}
+  // With `copy_values` false, tuple values are checked and skipped, not copied.
+  Reader(std::string_view data, size_t start, bool copy_values)
+      : data_(data), pos_(start), copy_values_(copy_values) {}
 
   bool failed() const { return !error_.empty(); }
   const std::string& error() const { return error_; }
   StatusCode code() const { return code_; }
   size_t offset() const { return pos_; }
   size_t remaining() const { return failed() ? 0 : data_.size() - pos_; }
+  bool copy_values() const { return copy_values_; }
 
   void Fail(std::string message, StatusCode code = StatusCode::kDataLoss) {
     if (!error_.empty()) return;
@@ -26,18 +30,19 @@ class Reader {
     code_ = code;
   }
 
-  uint64_t Uint(size_t bytes) {
-    if (!Need(bytes, "field")) return 0;
+  template <size_t kBytes>
+  uint64_t Uint() {
+    if (!Need(kBytes, /*value=*/false)) return 0;
     uint64_t v = 0;
-    for (size_t i = 0; i < bytes; ++i) v = (v << 8) | static_cast<uint8_t>(data_[pos_ + i]);
-    pos_ += bytes;
+    for (size_t i = 0; i < kBytes; ++i) v = (v << 8) | static_cast<uint8_t>(data_[pos_ + i]);
+    pos_ += kBytes;
     return v;
   }
-  uint8_t U8() { return static_cast<uint8_t>(Uint(1)); }
-  uint16_t U16() { return static_cast<uint16_t>(Uint(2)); }
-  uint32_t U32() { return static_cast<uint32_t>(Uint(4)); }
+  uint8_t U8() { return static_cast<uint8_t>(Uint<1>()); }
+  uint16_t U16() { return static_cast<uint16_t>(Uint<2>()); }
+  uint32_t U32() { return static_cast<uint32_t>(Uint<4>()); }
   int32_t I32() { return static_cast<int32_t>(U32()); }
-  uint64_t U64() { return Uint(8); }
+  uint64_t U64() { return Uint<8>(); }
   int64_t I64() { return static_cast<int64_t>(U64()); }
   Lsn ReadLsn() { return Lsn(U64()); }
 
@@ -55,25 +60,31 @@ class Reader {
     return s;
   }
 
-  std::string Bytes(size_t n) {
-    if (!Need(n, std::to_string(n) + "-byte value")) return {};
-    std::string s(data_.substr(pos_, n));
+  // The next `n` bytes, or an empty view after a failure. The view points into `data`.
+  std::string_view Bytes(size_t n) {
+    if (!Need(n, /*value=*/true)) return {};
+    std::string_view s = data_.substr(pos_, n);
     pos_ += n;
     return s;
   }
 
  private:
-  bool Need(size_t n, const std::string& what) {
-    if (failed()) return false;
-    if (data_.size() - pos_ < n) {
-      Fail("message ends inside a " + what + " (" + std::to_string(data_.size()) + " bytes)");
-      return false;
-    }
-    return true;
+  // True when `n` more bytes are there; `value` says what is read, for the error.
+  bool Need(size_t n, bool value) {
+    if (!failed() && data_.size() - pos_ >= n) [[likely]] return true;
+    NeedFailed(n, value);
+    return false;
+  }
+
+  [[gnu::noinline, gnu::cold]] void NeedFailed(size_t n, bool value) {
+    if (failed()) return;
+    Fail("message ends inside a " + (value ? std::to_string(n) + "-byte value" : "field") +
+         " (" + std::to_string(data_.size()) + " bytes)");
   }
 
   std::string_view data_;
   size_t pos_;
+  bool copy_values_;
   std::string error_;
   StatusCode code_ = StatusCode::kDataLoss;
 };
@@ -84,7 +95,7 @@ std::string Hex(uint8_t b) {
 }
 
 // TupleData: Int16 column count, then per column a kind byte and, for 't'/'b', Int32 length
-// and the bytes.
+// and the bytes. Without copy_values the cells are checked the same way and the row stays empty.
 Row ReadTuple(Reader& r) {
   uint16_t n = r.U16();
   Row row;
@@ -95,15 +106,15 @@ Row ReadTuple(Reader& r) {
            " bytes");
     return row;
   }
-  row.reserve(n);
+  const bool copy = r.copy_values();
+  if (copy) row.resize(n);  // Cell() is null
   for (uint16_t i = 0; i < n && !r.failed(); ++i) {
     char kind = static_cast<char>(r.U8());
     switch (kind) {
       case 'n':
-        row.push_back(Cell::Null());
         break;
       case 'u':
-        row.push_back(Cell::UnchangedToast());
+        if (copy) row[i].state = CellState::kUnchangedToast;
         break;
       case 't': {
         int32_t len = r.I32();
@@ -112,7 +123,11 @@ Row ReadTuple(Reader& r) {
                  std::to_string(i + 1));
           break;
         }
-        row.push_back(Cell::Value(r.Bytes(static_cast<size_t>(len))));
+        std::string_view value = r.Bytes(static_cast<size_t>(len));
+        if (copy && !r.failed()) {
+          row[i].state = CellState::kValue;
+          row[i].text.assign(value.data(), value.size());
+        }
         break;
       }
       case 'b':
@@ -247,7 +262,7 @@ Result<PgoutputMessage> Parse(Reader& r, char tag, bool in_stream) {
       m.prefix = r.String();
       int32_t len = r.I32();
       if (len < 0) r.Fail("negative content length " + std::to_string(len));
-      m.content = r.Bytes(len < 0 ? 0 : static_cast<size_t>(len));
+      m.content = std::string(r.Bytes(len < 0 ? 0 : static_cast<size_t>(len)));
       return PgoutputMessage(std::move(m));
     }
     case 'S': {
@@ -315,19 +330,33 @@ std::string PgoutputMessageName(char tag) {
   }
 }
 
-Result<PgoutputMessage> ParsePgoutputMessage(std::string_view data, bool in_stream) {
+namespace {
+
+Result<PgoutputMessage> ParseMessage(std::string_view data, bool in_stream, bool copy_values) {
   if (data.empty()) return DataLoss("pgoutput: empty message");
   char tag = data[0];
-  Reader r(data, 1);
+  Reader r(data, 1, copy_values);
   Result<PgoutputMessage> m = Parse(r, tag, in_stream);
   if (!m.ok()) return m;
-  std::string name = "pgoutput: " + PgoutputMessageName(tag) + " message";
-  if (r.failed()) return Status(r.code(), name + ": " + r.error());
-  if (r.remaining() != 0) {
-    return DataLoss(name + ": " + std::to_string(r.remaining()) +
-                    " unexpected trailing bytes at byte " + std::to_string(r.offset()));
+  if (r.failed()) [[unlikely]] {
+    return Status(r.code(), "pgoutput: " + PgoutputMessageName(tag) + " message: " + r.error());
+  }
+  if (r.remaining() != 0) [[unlikely]] {
+    return DataLoss("pgoutput: " + PgoutputMessageName(tag) + " message: " +
+                    std::to_string(r.remaining()) + " unexpected trailing bytes at byte " +
+                    std::to_string(r.offset()));
   }
   return m;
+}
+
+}  // namespace
+
+Result<PgoutputMessage> ParsePgoutputMessage(std::string_view data, bool in_stream) {
+  return ParseMessage(data, in_stream, /*copy_values=*/true);
+}
+
+Result<PgoutputMessage> CheckPgoutputMessage(std::string_view data, bool in_stream) {
+  return ParseMessage(data, in_stream, /*copy_values=*/false);
 }
 
 }  // namespace faucet::postgres

@@ -131,6 +131,11 @@ using PgoutputMessage =
 // bytes are kDataLoss naming the message and the byte offset. Never reads outside `data`.
 Result<PgoutputMessage> ParsePgoutputMessage(std::string_view data, bool in_stream);
 
+// The same checks as ParsePgoutputMessage, with the same errors, without copying tuple values:
+// the rows of an Insert, Update or Delete come back empty (every other field is set). For
+// messages that are only checked now and parsed again later (streamed transactions).
+Result<PgoutputMessage> CheckPgoutputMessage(std::string_view data, bool in_stream);
+
 // The message's name for error messages, from its tag byte ("Insert", "Stream Commit", ...).
 std::string PgoutputMessageName(char tag);
 

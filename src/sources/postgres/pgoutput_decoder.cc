@@ -95,8 +95,10 @@ Status PgoutputDecoder::Apply(PgoutputMessage& message, Txn& txn, std::vector<Tx
 
 Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& out) {
   if (replaying()) return Internal("pgoutput: Decode called while a streamed transaction replays");
-  ASSIGN_OR_RETURN(PgoutputMessage message, ParsePgoutputMessage(bytes, stream_xid_.has_value()));
-  const std::string name = PgoutputMessageName(bytes[0]);
+  // Inside a stream block the message is only checked: it is parsed again at replay.
+  ASSIGN_OR_RETURN(PgoutputMessage message, stream_xid_ ? CheckPgoutputMessage(bytes, true)
+                                                        : ParsePgoutputMessage(bytes, false));
+  auto name = [&] { return PgoutputMessageName(bytes[0]); };
 
   if (stream_xid_) {
     // Inside a Stream Start/Stop block: schema and data messages of the streamed transaction
@@ -125,7 +127,7 @@ Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& ou
         std::holds_alternative<OriginMessage>(message)) {
       return Status::Ok();
     }
-    return DataLoss("pgoutput: " + name + " message inside the stream block of transaction " +
+    return DataLoss("pgoutput: " + name() + " message inside the stream block of transaction " +
                     Xid(*stream_xid_));
   }
 
@@ -194,7 +196,7 @@ Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& ou
     Txn none;
     return Apply(message, txn_ ? *txn_ : none, out);
   }
-  if (!txn_) return DataLoss("pgoutput: " + name + " outside a transaction");
+  if (!txn_) return DataLoss("pgoutput: " + name() + " outside a transaction");
   return Apply(message, *txn_, out);
 }
 

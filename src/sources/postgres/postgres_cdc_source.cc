@@ -165,7 +165,7 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
     if (decoder_.replaying()) {
       events.clear();
       RETURN_IF_ERROR(decoder_.Replay(config_.batch_size, events));
-      AddEvents(events);
+      RETURN_IF_ERROR(AddEvents(events));
       continue;
     }
     const bool idle = now - last_data_ >= config_.idle_timeout;
@@ -243,8 +243,7 @@ Status PostgresCdcSource::HandleCopyData(std::string_view data) {
     Status s = decoder_.Decode(x->payload, events);
     if (!s.ok()) return s.WithContext("at WAL position " + x->wal_start.ToString());
     if (decoder_.replaying()) ++stats_.streamed_transactions;
-    AddEvents(events);
-    return Status::Ok();
+    return AddEvents(events);
   }
   const Keepalive& k = std::get<Keepalive>(message);
   ++stats_.keepalives;
@@ -254,9 +253,89 @@ Status PostgresCdcSource::HandleCopyData(std::string_view data) {
   return Status::Ok();
 }
 
-void PostgresCdcSource::AddEvents(std::vector<TxnEvent>& events) {
+namespace {
+
+bool KeyChanged(const Change& c) {
+  const std::vector<Column>& cols = c.relation->columns;
+  for (size_t i = 0; i < cols.size() && i < c.before->size() && i < c.after->size(); ++i) {
+    if (!cols[i].key) continue;
+    const Cell& b = (*c.before)[i];
+    const Cell& a = (*c.after)[i];
+    if (b.state != a.state || b.text != a.text) return true;
+  }
+  return false;
+}
+
+std::string QuoteIdent(const std::string& name) {
+  std::string q = "\"";
+  for (char ch : name) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+}  // namespace
+
+Status PostgresCdcSource::FillMovedToast(Change& c) {
+  if (c.op != ChangeOp::kUpdate || !c.before || !c.after) return Status::Ok();
+  Row& after = *c.after;
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < after.size(); ++i) {
+    if (after[i].state != CellState::kUnchangedToast) continue;
+    // REPLICA IDENTITY FULL sends the old row in full: its value is the unchanged one.
+    if (i < c.before->size() && (*c.before)[i].state == CellState::kValue) {
+      after[i] = (*c.before)[i];
+    } else {
+      missing.push_back(i);
+    }
+  }
+  if (missing.empty() || !KeyChanged(c)) return Status::Ok();
+
+  // The row moved to a new key and Postgres did not send its unchanged TOAST values (they are
+  // not in this transaction's WAL). A destination has them only under the old key, which the
+  // move deletes, so they are read from the source: the row's current values, which are these
+  // or, if a later transaction changed them, values that transaction will deliver again, so
+  // the destination converges either way. A row that no longer exists keeps the cells
+  // unchanged; the later change that removed it removes it downstream too.
+  const Relation& r = *c.relation;
+  std::string sql = "SELECT ";
+  for (size_t k = 0; k < missing.size(); ++k) {
+    sql += (k ? ", " : "") + QuoteIdent(r.columns[missing[k]].name);
+  }
+  sql += " FROM " + QuoteIdent(r.schema) + "." + QuoteIdent(r.name) + " WHERE ";
+  std::vector<const char*> params;
+  for (size_t i = 0; i < r.columns.size(); ++i) {
+    if (!r.columns[i].key) continue;
+    if (after[i].state != CellState::kValue) return Status::Ok();
+    params.push_back(after[i].text.c_str());
+    sql += (params.size() > 1 ? " AND " : "") + QuoteIdent(r.columns[i].name) + " = $" +
+           std::to_string(params.size());
+  }
+  if (params.empty()) return Status::Ok();
+  if (!lookup_conn_) {
+    ASSIGN_OR_RETURN(lookup_conn_, Connect(config_.connection_url, config_.tls,
+                                           ConnectionKind::kSql));
+  }
+  ResultPtr res(PQexecParams(lookup_conn_.get(), sql.c_str(), static_cast<int>(params.size()),
+                             nullptr, params.data(), nullptr, nullptr, 0));
+  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
+    Status st = StatementError(lookup_conn_.get(), res.get(),
+                               "reading the unchanged TOAST values of a moved row of " +
+                                   r.schema + "." + r.name);
+    lookup_conn_.reset();
+    return st;
+  }
+  if (PQntuples(res.get()) == 0) return Status::Ok();
+  for (size_t k = 0; k < missing.size(); ++k) {
+    std::optional<std::string> v = Value(res.get(), 0, static_cast<int>(k));
+    after[missing[k]] = v ? Cell::Value(std::move(*v)) : Cell::Null();
+  }
+  ++stats_.moved_toast_lookups;
+  return Status::Ok();
+}
+
+Status PostgresCdcSource::AddEvents(std::vector<TxnEvent>& events) {
   for (TxnEvent& e : events) {
     if (e.kind == TxnEvent::Kind::kChange) {
+      RETURN_IF_ERROR(FillMovedToast(e.change));
       // A full page is cut only when the next change arrives, so that a transaction ending
       // exactly at the budget still gets its bookmark on its last chunk.
       if (PageFull()) {
@@ -279,6 +358,7 @@ void PostgresCdcSource::AddEvents(std::vector<TxnEvent>& events) {
     if (!pending_since_) pending_since_ = Clock::now();
     if (PageFull()) FlushPending();
   }
+  return Status::Ok();
 }
 
 void PostgresCdcSource::FlushPending() {

@@ -45,6 +45,7 @@ struct PostgresCdcStats {
   uint64_t status_updates = 0;
   uint64_t streamed_transactions = 0;  // committed transactions that arrived in stream chunks
   uint64_t spilled_bytes = 0;          // of streamed transactions, written to spill files
+  uint64_t moved_toast_lookups = 0;    // moved rows whose unchanged TOAST values were read
 };
 
 class PostgresCdcSource final : public Source {
@@ -81,7 +82,9 @@ class PostgresCdcSource final : public Source {
   // Reads and handles what the server sent, waiting at most until `until`.
   Status Receive(std::chrono::steady_clock::time_point until);
   Status HandleCopyData(std::string_view data);
-  void AddEvents(std::vector<TxnEvent>& events);
+  Status AddEvents(std::vector<TxnEvent>& events);
+  // A key-changing update arrives without its unchanged TOAST values; fills them in (see .cc).
+  Status FillMovedToast(Change& c);
   // Moves the complete transactions of the page being built to ready_.
   void FlushPending();
   void MaybeEmitIdlePage(Lsn wal_end);
@@ -92,6 +95,7 @@ class PostgresCdcSource final : public Source {
 
   const PostgresCdcConfig config_;
   ConnPtr conn_;
+  ConnPtr lookup_conn_;  // plain SQL, opened on the first moved row with TOAST (FillMovedToast)
   PgoutputDecoder decoder_;
   Phase phase_ = Phase::kCreated;
 

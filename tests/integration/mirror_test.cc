@@ -1,0 +1,326 @@
+// `faucet mirror` end to end, as a user runs it: a real source table changing while the mirror
+// snapshots and streams it, crashes and outages along the way, and at the end the destination
+// compared with the source by aggregates the databases compute themselves.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "sources/postgres/pg_test_support.h"
+#include "testing/process.h"
+#include "testing/services.h"
+
+namespace faucet {
+namespace {
+
+using postgres::testing::SlotGuard;
+using postgres::testing::TestDb;
+using namespace std::chrono_literals;
+
+// One row as text, computed by the database: the same expression on every side.
+constexpr const char* kRowText =
+    "id || ':' || coalesce(v, '~') || ':' || n || ':' || coalesce(length(big), -1) || ':' || "
+    "coalesce(substr(big, 1, 40), '~') || ':' || coalesce(substr(big, length(big) - 39), '~')";
+
+enum class Dest { kPostgres, kSqlite };
+
+std::string DestName(Dest d) { return d == Dest::kPostgres ? "postgres" : "sqlite"; }
+
+std::string SqliteAggregate(const std::string& path, const std::string& table) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return "unreadable";
+  }
+  sqlite3_busy_timeout(db, 5000);
+  std::string sql = "SELECT count(*) || '/' || coalesce(group_concat(r, ','), '') FROM (SELECT " +
+                    std::string(kRowText) + " AS r FROM " + table + " ORDER BY id)";
+  sqlite3_stmt* stmt = nullptr;
+  std::string out = "error";
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+class MirrorTest : public ::testing::TestWithParam<Dest> {
+ protected:
+  void SetUp() override {
+    table_ = testing::UniqueName("mirror");
+    dir_ = testing::TempDir("mirror");
+    src_.Exec("CREATE TABLE " + table_ +
+              " (id int8 PRIMARY KEY, v text, n int8 NOT NULL, big text)");
+    src_.Exec("CREATE PUBLICATION " + table_ + "_pub FOR TABLE " + table_);
+    slot_guard_ = std::make_unique<SlotGuard>(src_.url(), table_ + "_slot");
+    std::string ddl = "CREATE TABLE " + table_ + " (id int8 PRIMARY KEY, v text, n int8, big text)";
+    if (GetParam() == Dest::kPostgres) {
+      src_.Exec("CREATE DATABASE " + table_);
+      dest_url_ = src_.url().substr(0, src_.url().rfind('/') + 1) + table_;
+      dest_ = std::make_unique<TestDb>(dest_url_);
+      dest_->Exec(ddl);
+    } else {
+      sqlite_path_ = dir_ + "/dest.db";
+      sqlite3* db = nullptr;
+      sqlite3_open(sqlite_path_.c_str(), &db);
+      sqlite3_exec(db, ddl.c_str(), nullptr, nullptr, nullptr);
+      sqlite3_close(db);
+    }
+  }
+
+  void TearDown() override {
+    mirror_.reset();
+    writer_stop_ = true;
+    if (writer_.joinable()) writer_.join();
+  }
+
+  void Fill(int rows) {
+    src_.Exec("INSERT INTO " + table_ +
+              " SELECT g, 'v' || g, g, CASE WHEN g % 500 = 0 THEN "
+              "(SELECT string_agg(md5(g::text || x::text), '') FROM generate_series(1, 400) x) "
+              "END FROM generate_series(1, " + std::to_string(rows) + ") g");
+    next_id_ = rows + 1;
+  }
+
+  std::string WriteConfig(bool continuous) {
+    std::string sink;
+    if (GetParam() == Dest::kPostgres) {
+      sink = "{type: postgres, config: {connection_url: '" + dest_url_ + "', table_name: " +
+             table_ + ", column_mapping: auto_map, write_mode: upsert, key: [id], " +
+             "delete_marker: {field: __op, values: [d]}}}";
+    } else {
+      sink = "{type: sqlite, config: {database_url: '" + sqlite_path_ + "', table_name: " +
+             table_ + ", column_mapping: auto_map, write_mode: upsert, key: [id], " +
+             "delete_marker: {field: __op, values: [d]}}}";
+    }
+    config_ = dir_ + "/mirror.yaml";
+    std::ofstream(config_)
+        << "version: 1\nname: " << table_ << "\npipeline:\n"
+        << "  source: {type: postgres-cdc, config: {connection_url: '" << src_.url()
+        << "', slot_name: " << table_ << "_slot, publication_name: " << table_
+        << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
+        << "  transforms: [{type: cdc_unwrap}]\n"
+        << "  sink: " << sink << "\n"
+        << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
+        << "mirror:\n  mode: snapshot_then_cdc\n  continuous: " << (continuous ? "true" : "false")
+        << "\n  snapshot: {source: {type: postgres, config: {connection_url: '" << src_.url()
+        << "', query: 'SELECT * FROM " << table_ << "'}}}\n";
+    return config_;
+  }
+
+  void StartMirror() {
+    mirror_ = std::make_unique<testing::Process>(
+        std::vector<std::string>{FAUCET_BINARY, "mirror", config_}, std::map<std::string, std::string>{});
+  }
+
+  testing::ProcessResult StopMirror(int sig) {
+    mirror_->Kill(sig);
+    testing::ProcessResult r = mirror_->Wait();
+    mirror_.reset();
+    return r;
+  }
+
+  // Changes the source until told to stop: inserts (some in 100-row transactions), updates of
+  // the small columns only (the TOAST value stays unchanged), updates that rewrite the TOAST
+  // value, deletes, and primary-key changes.
+  void StartWriter() {
+    writer_ = std::thread([this] {
+      TestDb db;
+      std::mt19937 rng(42);
+      while (!writer_stop_) {
+        int64_t id = 1 + rng() % (next_id_ - 1);
+        std::string t = table_;
+        switch (rng() % 6) {
+          case 0:
+            db.Exec("INSERT INTO " + t + " SELECT g, 'new', g, NULL FROM generate_series(" +
+                    std::to_string(next_id_) + ", " + std::to_string(next_id_ + 99) + ") g");
+            next_id_ += 100;
+            break;
+          case 1:
+            db.Exec("UPDATE " + t + " SET n = n + 1, v = 'upd' WHERE id % 97 = " +
+                    std::to_string(id % 97));
+            break;
+          case 2:
+            db.Exec("UPDATE " + t + " SET big = (SELECT string_agg(md5(random()::text), '') "
+                    "FROM generate_series(1, 400)) WHERE id = " + std::to_string(id));
+            break;
+          case 3:
+            db.Exec("DELETE FROM " + t + " WHERE id = " + std::to_string(id));
+            break;
+          case 4:
+            db.Exec("UPDATE " + t + " SET id = " + std::to_string(next_id_++) + " WHERE id = " +
+                    std::to_string(id));
+            break;
+          case 5:
+            db.Exec("INSERT INTO " + t + " VALUES (" + std::to_string(next_id_++) +
+                    ", 'single', 1, NULL)");
+            break;
+        }
+        ++changes_;
+        std::this_thread::sleep_for(5ms);
+      }
+    });
+  }
+
+  void StopWriter() {
+    writer_stop_ = true;
+    writer_.join();
+  }
+
+  std::string SourceAggregate() {
+    return *src_.Scalar("SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
+                        "FROM (SELECT id, " + std::string(kRowText) + " AS r FROM " + table_ +
+                        ") s");
+  }
+
+  std::string DestAggregate() {
+    if (GetParam() == Dest::kSqlite) return SqliteAggregate(sqlite_path_, table_);
+    return *dest_->Scalar("SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
+                          "FROM (SELECT id, " + std::string(kRowText) + " AS r FROM " + table_ +
+                          ") s");
+  }
+
+  // Waits until the destination equals the source; returns the seconds it took.
+  double ExpectConverges(std::chrono::seconds limit = 60s) {
+    auto start = std::chrono::steady_clock::now();
+    std::string want = SourceAggregate();
+    std::string got;
+    while (std::chrono::steady_clock::now() - start < limit) {
+      got = DestAggregate();
+      if (got == want) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+      std::this_thread::sleep_for(500ms);
+    }
+    // Rows have no ',' in them: show the first one that differs.
+    std::string first_diff;
+    for (size_t i = 0, j = 0; i < want.size() && j < got.size();) {
+      size_t wi = want.find(',', i), gj = got.find(',', j);
+      std::string w = want.substr(i, wi - i), g = got.substr(j, gj - j);
+      if (w != g) {
+        first_diff = "source row '" + w + "' vs destination row '" + g + "'";
+        break;
+      }
+      if (wi == std::string::npos || gj == std::string::npos) break;
+      i = wi + 1;
+      j = gj + 1;
+    }
+    ADD_FAILURE() << DestName(GetParam()) << " did not converge in " << limit.count()
+                  << " s; source " << want.substr(0, want.find('/')) << " rows, destination "
+                  << got.substr(0, got.find('/')) << " rows; " << first_diff;
+    return -1;
+  }
+
+  testing::ProcessResult RunStatus() {
+    return testing::RunProcess({FAUCET_BINARY, "mirror", "status", "--json", config_});
+  }
+
+  TestDb src_;
+  std::unique_ptr<TestDb> dest_;
+  std::unique_ptr<SlotGuard> slot_guard_;
+  std::string table_, dir_, dest_url_, sqlite_path_, config_;
+  std::unique_ptr<testing::Process> mirror_;
+  std::thread writer_;
+  std::atomic<bool> writer_stop_{false};
+  std::atomic<int64_t> next_id_{1};
+  std::atomic<int64_t> changes_{0};
+};
+
+TEST_P(MirrorTest, ConcurrentChangesDuringAndAfterTheSnapshotConverge) {
+  Fill(40000);
+  WriteConfig(/*continuous=*/true);
+  StartWriter();
+  StartMirror();
+  std::this_thread::sleep_for(6s);
+  StopWriter();
+  double secs = ExpectConverges();
+  std::printf("mirror(%s): %lld concurrent changes, converged %.1f s after the writer stopped\n",
+              DestName(GetParam()).c_str(), static_cast<long long>(changes_.load()), secs);
+  testing::ProcessResult status = RunStatus();
+  EXPECT_NE(status.output.find("\"phase\": \"cdc\""), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("\"snapshot_done\": true"), std::string::npos) << status.output;
+  // SIGTERM flushes the in-flight page and exits 0.
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
+  Fill(150000);
+  WriteConfig(/*continuous=*/true);
+  StartWriter();
+  StartMirror();
+  std::this_thread::sleep_for(700ms);  // inside the snapshot of 150,000 rows
+  StopMirror(SIGKILL);
+  std::string marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_,
+                                            "__replication__"}).output;
+  EXPECT_NE(marker.find("\"snapshot_done\":false"), std::string::npos)
+      << "killed after the snapshot, not during it: " << marker;
+  StartMirror();  // redoes the snapshot from the same position
+  std::this_thread::sleep_for(6s);
+  StopMirror(SIGKILL);  // now in CDC, under the writer's load
+  marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
+  EXPECT_NE(marker.find("\"snapshot_done\":true"), std::string::npos) << marker;
+  StartMirror();
+  std::this_thread::sleep_for(2s);
+  StopWriter();
+  ExpectConverges();
+  EXPECT_EQ(StopMirror(SIGTERM).exit_code, 0);
+}
+
+TEST_P(MirrorTest, OneShotMirrorDrainsAndExitsThenResumesWithoutSnapshot) {
+  Fill(1000);
+  WriteConfig(/*continuous=*/false);
+  testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "mirror", config_});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ExpectConverges(5s);
+  src_.Exec("UPDATE " + table_ + " SET v = 'second run' WHERE id <= 10");
+  src_.Exec("DELETE FROM " + table_ + " WHERE id BETWEEN 11 AND 20");
+  testing::ProcessResult second = testing::RunProcess({FAUCET_BINARY, "mirror", config_});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(second.output.find("snapshot done"), std::string::npos) << second.output;
+  ExpectConverges(5s);
+}
+
+TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
+  Fill(5000);
+  WriteConfig(/*continuous=*/true);
+  StartWriter();
+  StartMirror();
+  std::this_thread::sleep_for(4s);
+  // The replication connection is killed twice.
+  for (int i = 0; i < 2; ++i) {
+    src_.Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE "
+              "slot_name = '" + table_ + "_slot' AND active_pid IS NOT NULL");
+    std::this_thread::sleep_for(2s);
+  }
+  if (GetParam() == Dest::kPostgres) {
+    // The destination refuses connections for several seconds.
+    src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS false");
+    src_.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
+              table_ + "' AND pid <> pg_backend_pid()");
+    std::this_thread::sleep_for(5s);
+    src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS true");
+    dest_ = std::make_unique<TestDb>(dest_url_);  // ours was terminated too
+  }
+  std::this_thread::sleep_for(2s);
+  StopWriter();
+  double secs = ExpectConverges(60s);
+  std::printf("mirror(%s): recovered and converged %.1f s after the writer stopped\n",
+              DestName(GetParam()).c_str(), secs);
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("retrying"), std::string::npos) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Dest, MirrorTest, ::testing::Values(Dest::kPostgres, Dest::kSqlite),
+                         [](const auto& info) { return DestName(info.param); });
+
+}  // namespace
+}  // namespace faucet
