@@ -72,7 +72,7 @@ std::string FormatMirrorStatus(const Json& s) {
           snap["rows"].dump() + " rows";
   if (snap["estimate"].is_number()) text += " of ~" + snap["estimate"].dump() + " estimated";
   text += "\n  position:  " + (s["position"].is_null() ? "none" : s["position"].dump()) + "\n";
-  text += "  lag:       " + num(s["lag_bytes"]) + " bytes, " + num(s["lag_seconds"]) + " s\n";
+  text += "  lag:       " + num(s["lag_bytes"]) + " bytes of WAL; the last applied change committed " + num(s["lag_seconds"]) + " s ago\n";
   text += "  last error: " +
           (s["last_error"].is_null() ? std::string("none") : s["last_error"].get<std::string>()) +
           "\n";
