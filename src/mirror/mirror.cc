@@ -9,6 +9,8 @@
 #include "cli/registry.h"
 #include "core/pipeline.h"
 #include "mirror/snapshot_progress.h"
+#include "sources/postgres/postgres_config.h"
+#include "sources/postgres/query_source.h"
 #include "state/memory_state_store.h"
 
 namespace faucet::mirror {
@@ -56,13 +58,34 @@ void Mirror::Sleep(std::chrono::milliseconds d) const {
   }
 }
 
+Result<std::optional<postgres::ExportedSnapshot>> Mirror::ExportSnapshot() {
+  std::optional<postgres::ExportedSnapshot> none;
+  if (built_.doc.source.type != "postgres-cdc" || config_.snapshot_source.type != "postgres") {
+    return none;
+  }
+  ASSIGN_OR_RETURN(PostgresCdcConfig cfg, ParsePostgresCdcConfig(built_.doc.source.config));
+  if (!cfg.create_slot_if_missing) return none;
+  Result<postgres::ExportedSnapshot> exported = postgres::CreateSlotWithSnapshot(cfg);
+  if (exported.ok()) return std::optional<postgres::ExportedSnapshot>(std::move(*exported));
+  // An existing slot keeps its own position: capture it instead (P plus upsert).
+  if (exported.status().code() == StatusCode::kFailedPrecondition) return none;
+  return exported.status();
+}
+
 Result<Bookmark> Mirror::Bootstrap() {
   const std::string& name = built_.doc.name;
-  std::vector<std::string> warnings;
-  ASSIGN_OR_RETURN(std::unique_ptr<Source> source, cli::MakeSource(built_.doc.source, warnings));
   // P first: everything committed after it is retained by the source and replayed by the
   // stream, so nothing the snapshot misses is lost.
-  ASSIGN_OR_RETURN(Bookmark position, source->CapturePosition());
+  Bookmark position;
+  ASSIGN_OR_RETURN(exported_, ExportSnapshot());
+  if (exported_) {
+    position = Bookmark{Json{{"last_lsn", exported_->consistent_point.ToString()}}};
+  } else {
+    std::vector<std::string> warnings;
+    ASSIGN_OR_RETURN(std::unique_ptr<Source> source,
+                     cli::MakeSource(built_.doc.source, warnings));
+    ASSIGN_OR_RETURN(position, source->CapturePosition());
+  }
   spdlog::info("mirror {}: captured position {}", name, position.ToString());
   RETURN_IF_ERROR(state_.Put(CdcKey(name), position.value));
   RETURN_IF_ERROR(PutMarker("snapshot", false, position));
@@ -91,8 +114,17 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
     status_.snapshot_rows = stats.changes;
     if (progress.Tick(stats.changes)) SaveStatus();
   };
+  if (exported_) {
+    auto* query = dynamic_cast<postgres::PostgresQuerySource*>(parts.source.get());
+    if (query != nullptr) {
+      query->UseSnapshot(exported_->snapshot_name);
+      spdlog::info("mirror {}: reading inside snapshot {} (an exact cut at {})", name,
+                   exported_->snapshot_name, position.ToString());
+    }
+  }
   Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, scratch, options);
   Result<PipelineStats> stats = pipeline.Run();
+  exported_.reset();  // the read is done (or failed): release the exporting session
   progress.Finish(stats.ok() ? stats->changes : status_.snapshot_rows);
   if (!stats.ok()) return stats.status().WithContext("mirror snapshot phase failed");
   if (stats->stopped) {

@@ -1,6 +1,9 @@
 // The mirror: capture the CDC position P first, snapshot the table into the sink, then stream
 // changes from P (DESIGN.md §5, spec/003). An upsert sink makes the overlap between the
-// snapshot and the stream converge (last write wins by key).
+// snapshot and the stream converge (last write wins by key). On a fresh Postgres bootstrap
+// there is no overlap at all: the slot is created with an exported snapshot and the table is
+// read inside it, so the snapshot is the database exactly at P. A redo after a crash cannot
+// have that snapshot any more and falls back to P plus upsert.
 //
 // Durable progress, all in the pipeline's state store:
 //   {name}::__replication__   {"phase": "snapshot"|"cdc", "snapshot_done": bool, "position": P}
@@ -18,6 +21,7 @@
 #include "core/state_store.h"
 #include "mirror/mirror_config.h"
 #include "mirror/mirror_status.h"
+#include "sources/postgres/slot.h"
 
 namespace faucet::mirror {
 
@@ -32,6 +36,9 @@ class Mirror {
   Status Run();
 
  private:
+  // A new slot with an exported snapshot when the source is Postgres and the slot does not
+  // exist yet; nullopt otherwise (the position is then captured from the existing slot).
+  Result<std::optional<postgres::ExportedSnapshot>> ExportSnapshot();
   Result<Bookmark> Bootstrap();
   // False when a stop request interrupted the snapshot.
   Result<bool> Snapshot(const Bookmark& position);
@@ -47,6 +54,9 @@ class Mirror {
   StateStore& state_;
   const std::atomic<bool>& stop_;
   MirrorStatus status_;
+  // Set by a fresh Postgres bootstrap: the snapshot the slot was created with, read by the
+  // snapshot phase (an exact cut), released once the snapshot is read.
+  std::optional<postgres::ExportedSnapshot> exported_;
 };
 
 // Classifies a failed CDC cycle: true when waiting and retrying may succeed (a dropped

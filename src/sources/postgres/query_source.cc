@@ -46,6 +46,16 @@ Status PostgresQuerySource::Open(const std::optional<Bookmark>&) {
   if (conn_ != nullptr) return Internal("postgres query source opened twice");
   ASSIGN_OR_RETURN(conn_, Connect(config_.connection_url, PostgresTls{}, ConnectionKind::kSql));
   const std::string query = StripTerminator(config_.query);
+  if (!snapshot_.empty()) {
+    // The COPY runs in a repeatable-read transaction that sees exactly the exported snapshot;
+    // it stays open until the COPY is done (Finish commits it).
+    ASSIGN_OR_RETURN(ResultPtr begin, Exec(conn_.get(),
+                                           "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+                                           "starting the snapshot transaction", PGRES_COMMAND_OK));
+    ASSIGN_OR_RETURN(std::string literal, Literal(conn_.get(), snapshot_));
+    ASSIGN_OR_RETURN(ResultPtr set, Exec(conn_.get(), "SET TRANSACTION SNAPSHOT " + literal,
+                                         "importing snapshot " + snapshot_, PGRES_COMMAND_OK));
+  }
   RETURN_IF_ERROR(Describe(query));
   ResultPtr r(PQexec(conn_.get(), ("COPY (" + query + ") TO STDOUT").c_str()));
   if (PQresultStatus(r.get()) != PGRES_COPY_OUT) return QueryError(conn_.get(), r.get(), "query");
@@ -145,6 +155,10 @@ Status PostgresQuerySource::Finish() {
   ResultPtr r(PQgetResult(conn_.get()));
   if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) return QueryError(conn_.get(), r.get(), "query");
   while (ResultPtr rest{PQgetResult(conn_.get())}) {
+  }
+  if (!snapshot_.empty()) {
+    ASSIGN_OR_RETURN(ResultPtr commit, Exec(conn_.get(), "COMMIT", "ending the snapshot "
+                                            "transaction", PGRES_COMMAND_OK));
   }
   return Status::Ok();
 }

@@ -33,6 +33,10 @@ class PostgresQuerySource final : public Source {
 
   const RelationPtr& relation() const { return relation_; }
 
+  // Reads inside the exported snapshot `name` (ExportedSnapshot, slot.h) instead of the
+  // current state. REQUIRES: before Open; the exporting session still open.
+  void UseSnapshot(std::string name) { snapshot_ = std::move(name); }
+
  private:
   Status Describe(const std::string& query);
   // Finishes the COPY: its final status, then the connection goes idle.
@@ -43,6 +47,7 @@ class PostgresQuerySource final : public Source {
   RelationPtr relation_;
   Page pending_;  // rows read, not yet handed out: pages are batch_size rows but the last
   bool done_ = false;
+  std::string snapshot_;  // exported snapshot to read in; "" = the current state
 };
 
 }  // namespace postgres

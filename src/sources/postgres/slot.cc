@@ -65,6 +65,33 @@ Status CreateSlot(PGconn* conn, const std::string& slot, bool temporary) {
   return StatementError(conn, r.get(), "creating replication slot '" + slot + "'");
 }
 
+Result<ExportedSnapshot> CreateSlotWithSnapshot(const PostgresCdcConfig& config) {
+  ASSIGN_OR_RETURN(ConnPtr conn,
+                   Connect(config.connection_url, config.tls, ConnectionKind::kReplication));
+  RETURN_IF_ERROR(CheckPublication(conn.get(), config.publication_name));
+  ASSIGN_OR_RETURN(std::optional<SlotInfo> existing, LookupSlot(conn.get(), config.slot_name));
+  if (existing) {
+    return FailedPrecondition("replication slot '" + config.slot_name +
+                              "' already exists: no snapshot can be exported at its position");
+  }
+  std::string sql = "CREATE_REPLICATION_SLOT \"" + config.slot_name +
+                    "\" LOGICAL pgoutput (SNAPSHOT 'export')";
+  ResultPtr r(PQexec(conn.get(), sql.c_str()));
+  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1) {
+    return StatementError(conn.get(), r.get(),
+                          "creating replication slot '" + config.slot_name + "' with a snapshot");
+  }
+  // Columns: slot_name, consistent_point, snapshot_name, output_plugin.
+  std::optional<std::string> point = Value(r.get(), 0, 1);
+  std::optional<std::string> name = Value(r.get(), 0, 2);
+  if (!point || !name) return Internal("CREATE_REPLICATION_SLOT returned no snapshot");
+  ASSIGN_OR_RETURN(Lsn lsn, Lsn::Parse(*point));
+  spdlog::warn("created permanent replication slot '{}' at {} with exported snapshot {}: it "
+               "retains WAL until it is dropped (faucet slot drop)",
+               config.slot_name, lsn.ToString(), *name);
+  return ExportedSnapshot{lsn, *name, std::move(conn)};
+}
+
 Result<SlotInfo> EnsureSlot(PGconn* conn, const PostgresCdcConfig& config, bool create) {
   ASSIGN_OR_RETURN(std::optional<SlotInfo> info, LookupSlot(conn, config.slot_name));
   if (!info) {

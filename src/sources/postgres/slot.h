@@ -38,6 +38,21 @@ Result<std::optional<SlotInfo>> LookupSlot(PGconn* conn, const std::string& slot
 // REQUIRES: `conn` is a replication connection. A slot created concurrently is not an error.
 Status CreateSlot(PGconn* conn, const std::string& slot, bool temporary);
 
+// A new permanent slot created together with an exported snapshot: the database exactly as of
+// the slot's consistent point. Reading a table inside that snapshot and then streaming from the
+// consistent point is an exact cut: no change is both in the read and in the stream.
+// `holder` is the replication session that exported the snapshot: the snapshot can be imported
+// (SET TRANSACTION SNAPSHOT) only while it stays open and idle.
+struct ExportedSnapshot {
+  Lsn consistent_point;
+  std::string snapshot_name;
+  ConnPtr holder;
+};
+
+// Creates the slot with an exported snapshot. kFailedPrecondition if the slot already exists
+// (its position is older than any snapshot we could export now).
+Result<ExportedSnapshot> CreateSlotWithSnapshot(const PostgresCdcConfig& config);
+
 // The existing slot, or — when `create` — a new one; kNotFound when missing and not created.
 Result<SlotInfo> EnsureSlot(PGconn* conn, const PostgresCdcConfig& config, bool create);
 
