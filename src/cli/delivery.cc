@@ -33,9 +33,12 @@ bool SinkOverwrites(const config::Document& doc) {
 
 const char* GuaranteeName(Guarantee g) {
   switch (g) {
-    case Guarantee::kAtLeastOnce: return "at-least-once";
-    case Guarantee::kAtomicWatermark: return "effectively-once (atomic watermark)";
-    case Guarantee::kKeyedUpsert: return "effectively-once (keyed upsert)";
+    case Guarantee::kAtLeastOnce:
+      return "at-least-once";
+    case Guarantee::kAtomicWatermark:
+      return "effectively-once (atomic watermark)";
+    case Guarantee::kKeyedUpsert:
+      return "effectively-once (keyed upsert)";
   }
   return "?";
 }

@@ -1,6 +1,5 @@
 // faucet: the command table. Each command's work is in its own file.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 
@@ -25,12 +24,14 @@ int main(int argc, char** argv) {
   std::string key;
   bool json = false;
 
-  CLI::App* validate = app.add_subcommand("validate", "Check a config file and print its delivery guarantee");
+  CLI::App* validate =
+      app.add_subcommand("validate", "Check a config file and print its delivery guarantee");
   validate->add_option("config", config, "config file (YAML or JSON)")->required();
   validate->add_flag("--json", json, "machine-readable output");
   validate->callback([&] { exit_code = ValidateCommand(config, json); });
 
-  CLI::App* run = app.add_subcommand("run", "Run the pipeline until its source ends or a signal stops it");
+  CLI::App* run =
+      app.add_subcommand("run", "Run the pipeline until its source ends or a signal stops it");
   run->add_option("config", config, "config file")->required();
   run->callback([&] {
     InstallStopHandlers();
@@ -54,8 +55,8 @@ int main(int argc, char** argv) {
   mirror->alias("replicate");
   mirror->add_option("config", config, "config file");
   mirror->require_subcommand(0, 1);
-  CLI::App* mirror_status =
-      mirror->add_subcommand("status", "Show a mirror's phase, progress, position, lag, last error");
+  CLI::App* mirror_status = mirror->add_subcommand(
+      "status", "Show a mirror's phase, progress, position, lag, last error");
   mirror_status->add_option("config", config, "config file")->required();
   mirror_status->add_flag("--json", json, "machine-readable output");
   mirror_status->callback([&] { exit_code = MirrorStatusCommand(config, json); });
@@ -73,9 +74,10 @@ int main(int argc, char** argv) {
   slot_drop->add_option("config", config, "config file")->required();
   slot_drop->callback([&] { exit_code = SlotDropCommand(config); });
 
-  CLI::App* doctor = app.add_subcommand(
-      "doctor", "Check the source database is ready for CDC (wal_level, privileges, "
-                "publication, replica identity, slot lag)");
+  CLI::App* doctor =
+      app.add_subcommand("doctor",
+                         "Check the source database is ready for CDC (wal_level, privileges, "
+                         "publication, replica identity, slot lag)");
   doctor->add_option("config", config, "config file")->required();
   doctor->add_flag("--json", json, "machine-readable output");
   doctor->callback([&] { exit_code = DoctorCommand(config, json); });

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cli/delivery.h"
-#include "core/pipeline.h"
 #include "config/document.h"
+#include "core/pipeline.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/transform.h"

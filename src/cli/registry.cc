@@ -19,11 +19,11 @@ namespace {
 // Connector types of the reference system that this build does not have yet: a config that
 // names one gets "not available in this build", not "unknown type".
 const std::vector<std::string> kUnavailableSources = {
-    "mysql-cdc", "mongodb-cdc", "mssql-cdc", "oracle-cdc", "dynamodb", "kafka",
-    "mysql",     "sqlite",      "mssql",     "mongodb",    "oracle",   "csv", "jsonl", "http"};
+    "mysql-cdc", "mongodb-cdc", "mssql-cdc", "oracle-cdc", "dynamodb", "kafka", "mysql",
+    "sqlite",    "mssql",       "mongodb",   "oracle",     "csv",      "jsonl", "http"};
 const std::vector<std::string> kUnavailableSinks = {
-    "mssql",   "kafka",    "parquet", "mongodb",
-    "redis",    "iceberg", "bigquery", "snowflake", "spanner", "elasticsearch"};
+    "mssql",   "kafka",    "parquet",   "mongodb", "redis",
+    "iceberg", "bigquery", "snowflake", "spanner", "elasticsearch"};
 
 template <typename Kind>
 std::string TypeList(const std::vector<Kind>& kinds) {
@@ -45,9 +45,9 @@ template <typename Kind>
 Status UnknownType(const config::ConnectorSpec& spec, const char* what,
                    const std::vector<Kind>& kinds, const std::vector<std::string>& unavailable) {
   if (std::find(unavailable.begin(), unavailable.end(), spec.type) != unavailable.end()) {
-    return spec.spec.Error("type", std::string(what) + " connector '" + spec.type +
-                                       "' is not available in this build (available: " +
-                                       TypeList(kinds) + ")");
+    return spec.spec.Error(
+        "type", std::string(what) + " connector '" + spec.type +
+                    "' is not available in this build (available: " + TypeList(kinds) + ")");
   }
   return spec.spec.Error("type", "unknown " + std::string(what) + " type '" + spec.type +
                                      "' (expected one of: " + TypeList(kinds) + ")");
@@ -73,12 +73,9 @@ const std::vector<SourceKind>& SourceKinds() {
 
 const std::vector<SinkKind>& SinkKinds() {
   static const std::vector<SinkKind> kKinds = {
-      {"jsonl", false, MakeJsonlSink},
-      {"file", false, MakeJsonlSink},
-      {"csv", false, MakeCsvSink},
-      {"stdout", false, MakeStdoutSink},
-      {"postgres", true, MakePostgresSink},
-      {"sqlite", true, MakeSqliteSink},
+      {"jsonl", false, MakeJsonlSink},      {"file", false, MakeJsonlSink},
+      {"csv", false, MakeCsvSink},          {"stdout", false, MakeStdoutSink},
+      {"postgres", true, MakePostgresSink}, {"sqlite", true, MakeSqliteSink},
       {"mysql", true, MakeMysqlSink},
   };
   return kKinds;

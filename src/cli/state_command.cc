@@ -14,7 +14,8 @@ std::string FullKey(const BuiltPipeline& built, const std::string& key) {
 
 Result<std::unique_ptr<StateStore>> OpenConfigState(const BuiltPipeline& built) {
   if (!built.state) {
-    return Status(InvalidArgument(built.doc.file + ": pipeline.state: the config has no state store"));
+    return Status(
+        InvalidArgument(built.doc.file + ": pipeline.state: the config has no state store"));
   }
   return OpenState(built);
 }

@@ -1,6 +1,5 @@
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
@@ -43,12 +42,13 @@ int ValidateCommand(const std::string& config_path, bool json) {
       out["error"] = built.status().message();
     }
     std::printf("%s\n", Redact(out.dump(2)).c_str());
-    if (!built.ok()) return built.status().code() == StatusCode::kInvalidArgument ? kExitUsage
-                                                                                 : kExitFailure;
+    if (!built.ok())
+      return built.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
     return kExitOk;
   }
   if (!built.ok()) return ReportFailure(built.status());
-  for (const std::string& w : built->warnings) std::fprintf(stderr, "warning: %s\n", Redact(w).c_str());
+  for (const std::string& w : built->warnings)
+    std::fprintf(stderr, "warning: %s\n", Redact(w).c_str());
   std::printf("%s: valid\n  name: %s\n  source: %s\n  sink: %s\n  state: %s\n  delivery: %s\n",
               config_path.c_str(), built->doc.name.c_str(), built->doc.source.type.c_str(),
               built->doc.sink.type.c_str(),

@@ -8,12 +8,14 @@ namespace faucet {
 namespace {
 
 const RelationPtr& EnvelopeRelation() {
-  static const RelationPtr kRelation = std::make_shared<Relation>(Relation{
-      0, "", "dlq",
-      {Column{"error", ValueType::kJson, 3802}, Column{"reason", ValueType::kText, 25},
-       Column{"payload", ValueType::kJson, 3802}, Column{"ts_ms", ValueType::kInt, 20},
-       Column{"sink", ValueType::kText, 25}, Column{"pipeline", ValueType::kText, 25},
-       Column{"row", ValueType::kText, 25}, Column{"record_index", ValueType::kInt, 20}}});
+  static const RelationPtr kRelation = std::make_shared<Relation>(
+      Relation{0,
+               "",
+               "dlq",
+               {Column{"error", ValueType::kJson, 3802}, Column{"reason", ValueType::kText, 25},
+                Column{"payload", ValueType::kJson, 3802}, Column{"ts_ms", ValueType::kInt, 20},
+                Column{"sink", ValueType::kText, 25}, Column{"pipeline", ValueType::kText, 25},
+                Column{"row", ValueType::kText, 25}, Column{"record_index", ValueType::kInt, 20}}});
   return kRelation;
 }
 

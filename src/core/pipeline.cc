@@ -94,8 +94,8 @@ Result<Pipeline::Start> Pipeline::LoadStart() {
     // The sink committed pages whose bookmark never reached the state store (a crash between
     // the sink commit and the persist): resume after what the sink has.
     if (committed.seq > start.seq && committed.bookmark) {
-      spdlog::info("re-anchoring at the sink's commit token (seq {} > state seq {})",
-                   committed.seq, start.seq);
+      spdlog::info("re-anchoring at the sink's commit token (seq {} > state seq {})", committed.seq,
+                   start.seq);
       start.bookmark = committed.bookmark;
       start.seq = committed.seq;
     }
@@ -173,13 +173,17 @@ Status Pipeline::WriteWithDlq(const Page& page, PipelineStats& stats, Status& bu
                rejected.front().error.message());
   if (dlq.max_failures_per_page && rejected.size() > *dlq.max_failures_per_page) {
     budget_error = FailedPrecondition(
-        std::to_string(rejected.size()) + " rows of one page failed, more than "
-        "dlq.max_failures_per_page (" + std::to_string(*dlq.max_failures_per_page) +
+        std::to_string(rejected.size()) +
+        " rows of one page failed, more than "
+        "dlq.max_failures_per_page (" +
+        std::to_string(*dlq.max_failures_per_page) +
         "); they are in the DLQ. First error: " + rejected.front().error.message());
   } else if (dlq.max_failures_total && stats.dead_lettered > *dlq.max_failures_total) {
     budget_error = FailedPrecondition(
-        std::to_string(stats.dead_lettered) + " rows failed in this run, more than "
-        "dlq.max_failures_total (" + std::to_string(*dlq.max_failures_total) +
+        std::to_string(stats.dead_lettered) +
+        " rows failed in this run, more than "
+        "dlq.max_failures_total (" +
+        std::to_string(*dlq.max_failures_total) +
         "); they are in the DLQ. Last error: " + rejected.back().error.message());
   }
   return Status::Ok();

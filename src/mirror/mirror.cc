@@ -82,8 +82,7 @@ Result<Bookmark> Mirror::Bootstrap() {
     position = Bookmark{Json{{"last_lsn", exported_->consistent_point.ToString()}}};
   } else {
     std::vector<std::string> warnings;
-    ASSIGN_OR_RETURN(std::unique_ptr<Source> source,
-                     cli::MakeSource(built_.doc.source, warnings));
+    ASSIGN_OR_RETURN(std::unique_ptr<Source> source, cli::MakeSource(built_.doc.source, warnings));
     ASSIGN_OR_RETURN(position, source->CapturePosition());
   }
   spdlog::info("mirror {}: captured position {}", name, position.ToString());

@@ -8,13 +8,15 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
                                        std::vector<std::string>& warnings) {
   const config::Document& doc = built.doc;
   if (!doc.mirror) {
-    return doc.root.Error("", "has no mirror: block (faucet mirror needs mode and snapshot.source)");
+    return doc.root.Error("",
+                          "has no mirror: block (faucet mirror needs mode and snapshot.source)");
   }
   const config::Block& block = *doc.mirror;
   for (const char* key : {"tables", "per_table"}) {
     if (block.Has(key)) {
-      return block.Error(key, "a multi-table mirror is not available in this build (mirror one "
-                              "table per config)");
+      return block.Error(key,
+                         "a multi-table mirror is not available in this build (mirror one "
+                         "table per config)");
     }
   }
   for (const std::string& key : block.Keys()) {
@@ -23,7 +25,8 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
     }
   }
   MirrorConfig cfg;
-  ASSIGN_OR_RETURN(std::string mode, block.Enum("mode", "snapshot_then_cdc", {"snapshot_then_cdc"}));
+  ASSIGN_OR_RETURN(std::string mode,
+                   block.Enum("mode", "snapshot_then_cdc", {"snapshot_then_cdc"}));
   ASSIGN_OR_RETURN(cfg.continuous, block.Bool("continuous", true));
   ASSIGN_OR_RETURN(config::Block snapshot, block.Child("snapshot"));
   for (const std::string& key : snapshot.Keys()) {
@@ -36,8 +39,10 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
 
   const cli::SourceKind* cdc = cli::FindSourceKind(doc.source.type);
   if (cdc == nullptr || !cdc->change_stream) {
-    return doc.source.spec.Error("type", "a mirror streams from a CDC source (e.g. postgres-cdc), "
-                                         "not '" + doc.source.type + "'");
+    return doc.source.spec.Error("type",
+                                 "a mirror streams from a CDC source (e.g. postgres-cdc), "
+                                 "not '" +
+                                     doc.source.type + "'");
   }
   const cli::SourceKind* snap = cli::FindSourceKind(cfg.snapshot_source.type);
   if (snap == nullptr) {
@@ -56,19 +61,22 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
   warnings.insert(warnings.end(), snapshot_warnings.begin(), snapshot_warnings.end());
 
   if (!doc.state) {
-    return doc.root.Error("pipeline", "a mirror needs a durable state store (pipeline.state: file, "
-                                      "postgres or redis) to keep its position and phase");
+    return doc.root.Error("pipeline",
+                          "a mirror needs a durable state store (pipeline.state: file, "
+                          "postgres or redis) to keep its position and phase");
   }
   if (doc.state->type == "memory") {
-    return doc.state->spec.Error("type", "a mirror needs a durable state store: 'memory' would "
-                                         "lose the captured position on restart");
+    return doc.state->spec.Error("type",
+                                 "a mirror needs a durable state store: 'memory' would "
+                                 "lose the captured position on restart");
   }
   const YAML::Node& source_cfg = doc.source.config.node();
   if (source_cfg.IsMap() && source_cfg["slot_type"] && source_cfg["slot_type"].IsScalar() &&
       source_cfg["slot_type"].Scalar() == "temporary") {
-    return doc.source.config.Error("slot_type", "a mirror needs a permanent slot: a temporary "
-                                                "one is dropped with the session that created "
-                                                "it, and the captured position with it");
+    return doc.source.config.Error("slot_type",
+                                   "a mirror needs a permanent slot: a temporary "
+                                   "one is dropped with the session that created "
+                                   "it, and the captured position with it");
   }
   const YAML::Node& sink_cfg = doc.sink.config.node();
   bool upsert = sink_cfg.IsMap() && sink_cfg["write_mode"] && sink_cfg["write_mode"].IsScalar() &&

@@ -12,7 +12,7 @@
 namespace faucet::mirror {
 
 struct MirrorConfig {
-  bool continuous = true;                // keep streaming after the snapshot
+  bool continuous = true;                 // keep streaming after the snapshot
   config::ConnectorSpec snapshot_source;  // a query source reading the table(s)
 };
 

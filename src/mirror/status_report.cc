@@ -39,8 +39,8 @@ Result<Json> ReadMirrorStatus(const cli::BuiltPipeline& built, StateStore& state
 
   Json out = status.ToJson();
   out["name"] = name;
-  out["snapshot_done"] = marker && (*marker)["snapshot_done"].is_boolean() &&
-                         (*marker)["snapshot_done"].get<bool>();
+  out["snapshot_done"] =
+      marker && (*marker)["snapshot_done"].is_boolean() && (*marker)["snapshot_done"].get<bool>();
   // The committed position: the CDC bookmark, unwrapped if exactly-once wrapped it.
   Json position;
   if (bookmark) position = bookmark->contains("__faucet_eo") ? (*bookmark)["bookmark"] : *bookmark;
@@ -72,7 +72,8 @@ std::string FormatMirrorStatus(const Json& s) {
           snap["rows"].dump() + " rows";
   if (snap["estimate"].is_number()) text += " of ~" + snap["estimate"].dump() + " estimated";
   text += "\n  position:  " + (s["position"].is_null() ? "none" : s["position"].dump()) + "\n";
-  text += "  lag:       " + num(s["lag_bytes"]) + " bytes of WAL; the last applied change committed " + num(s["lag_seconds"]) + " s ago\n";
+  text += "  lag:       " + num(s["lag_bytes"]) +
+          " bytes of WAL; the last applied change committed " + num(s["lag_seconds"]) + " s ago\n";
   text += "  last error: " +
           (s["last_error"].is_null() ? std::string("none") : s["last_error"].get<std::string>()) +
           "\n";

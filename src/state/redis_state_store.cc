@@ -7,17 +7,11 @@
 #include <limits>
 
 #include "core/redact.h"
+#include "core/text.h"
 #include "state/state_json.h"
 
 namespace faucet {
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool PercentDecode(const std::string& in, std::string* out) {
   out->clear();

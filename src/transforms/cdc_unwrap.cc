@@ -12,11 +12,16 @@ namespace {
 // it ("delete", "truncate") keep working beside the one-letter codes.
 const char* LongOpName(ChangeOp op) {
   switch (op) {
-    case ChangeOp::kInsert: return "insert";
-    case ChangeOp::kUpdate: return "update";
-    case ChangeOp::kDelete: return "delete";
-    case ChangeOp::kRead: return "read";
-    case ChangeOp::kTruncate: return "truncate";
+    case ChangeOp::kInsert:
+      return "insert";
+    case ChangeOp::kUpdate:
+      return "update";
+    case ChangeOp::kDelete:
+      return "delete";
+    case ChangeOp::kRead:
+      return "read";
+    case ChangeOp::kTruncate:
+      return "truncate";
   }
   return "";
 }

@@ -53,11 +53,14 @@ class Filter : public Transform {
   bool Matches(const std::optional<std::string>& v) const {
     bool in = v && std::find(values_.begin(), values_.end(), *v) != values_.end();
     switch (op_) {
-      case FilterOp::kExists: return v.has_value();
+      case FilterOp::kExists:
+        return v.has_value();
       case FilterOp::kEq:
-      case FilterOp::kIn: return in;
+      case FilterOp::kIn:
+        return in;
       case FilterOp::kNe:
-      case FilterOp::kNotIn: return !in;
+      case FilterOp::kNotIn:
+        return !in;
     }
     return false;
   }
@@ -75,9 +78,9 @@ Result<std::unique_ptr<Transform>> MakeFilter(const config::ConnectorSpec& spec)
   ASSIGN_OR_RETURN(std::string path, cfg.RequiredString("path"));
   ASSIGN_OR_RETURN(std::string op_name,
                    cfg.Enum("op", "eq", {"eq", "ne", "exists", "in", "not_in"}));
-  FilterOp op = op_name == "eq"     ? FilterOp::kEq
-                : op_name == "ne"   ? FilterOp::kNe
-                : op_name == "in"   ? FilterOp::kIn
+  FilterOp op = op_name == "eq"       ? FilterOp::kEq
+                : op_name == "ne"     ? FilterOp::kNe
+                : op_name == "in"     ? FilterOp::kIn
                 : op_name == "not_in" ? FilterOp::kNotIn
                                       : FilterOp::kExists;
   std::vector<std::string> values;

@@ -13,9 +13,11 @@ config::ConnectorSpec Spec(const std::string& yaml) {
 }
 
 RelationPtr Orders() {
-  return std::make_shared<Relation>(Relation{
-      7, "public", "orders",
-      {Column{"id", ValueType::kInt, 23, -1, true}, Column{"note", ValueType::kText, 25, -1, false}}});
+  return std::make_shared<Relation>(Relation{7,
+                                             "public",
+                                             "orders",
+                                             {Column{"id", ValueType::kInt, 23, -1, true},
+                                              Column{"note", ValueType::kText, 25, -1, false}}});
 }
 
 Change Make(ChangeOp op, std::optional<Row> before, std::optional<Row> after) {
@@ -85,8 +87,8 @@ TEST(CdcUnwrap, UpdateWithSameKeyIsOneUpsert) {
 
 TEST(CdcUnwrap, ConfiguredKeyOverridesReplicaIdentity) {
   // Keyed on note: a change of id alone is not a key change.
-  Page p = Apply("{type: cdc_unwrap, key: [note]}",
-                 {Make(ChangeOp::kUpdate, R("1", "a"), R("2", "a"))});
+  Page p =
+      Apply("{type: cdc_unwrap, key: [note]}", {Make(ChangeOp::kUpdate, R("1", "a"), R("2", "a"))});
   EXPECT_EQ(p.changes.size(), 1u);
 }
 

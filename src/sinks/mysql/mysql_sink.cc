@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/redact.h"
+#include "core/text.h"
 #include "sinks/sql/table_sink.h"
 
 namespace faucet {
@@ -27,15 +28,7 @@ constexpr size_t kScopeChars = 255;  // VARCHAR(255) of _faucet_commit_token.sco
 // MariaDB, 64 MiB on MySQL 8) and big enough that a 1000-row page is one statement.
 constexpr size_t kStatementBytes = 4 << 20;
 
-std::string Quote(std::string_view ident) {
-  std::string out = "`";
-  for (char c : ident) {
-    if (c == '`') out += '`';
-    out += c;
-  }
-  out += '`';
-  return out;
-}
+std::string Quote(std::string_view ident) { return QuoteIdentifier(ident, '`'); }
 
 // How a cell's Postgres text form becomes a MySQL literal, from the column's DATA_TYPE.
 enum class Literal : uint8_t {

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/redact.h"
+#include "core/text.h"
 #include "sinks/sql/table_sink.h"
 
 namespace faucet {
@@ -32,15 +33,7 @@ constexpr char kOldSuffix[] = "__faucet_old";
 constexpr size_t kMaxIdentifierBytes = 63;  // NAMEDATALEN - 1: longer names are truncated
 constexpr size_t kCopyChunkBytes = 1 << 20;
 
-std::string Quote(std::string_view ident) {
-  std::string out = "\"";
-  for (char c : ident) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
+std::string Quote(std::string_view ident) { return QuoteIdentifier(ident, '"'); }
 
 // libpq messages end with a newline and may span lines; one line reads better in a log.
 std::string OneLine(const char* message) {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 
+#include "core/text.h"
 #include "sinks/sql/table_sink.h"
 
 namespace faucet {
@@ -19,15 +20,7 @@ using sql::WritePlan;
 
 constexpr char kOverwriteSuffix[] = "__faucet_new";
 
-std::string Quote(std::string_view ident) {
-  std::string out = "\"";
-  for (char c : ident) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
+std::string Quote(std::string_view ident) { return QuoteIdentifier(ident, '"'); }
 
 bool Contains(const std::string& upper, const char* part) {
   return upper.find(part) != std::string::npos;

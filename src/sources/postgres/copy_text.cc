@@ -1,14 +1,9 @@
 #include "sources/postgres/copy_text.h"
 
+#include "core/text.h"
+
 namespace faucet::postgres {
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Decodes one field's escapes. COPY TO itself writes only \b \f \n \r \t \v \\ (and \N alone
 // for NULL), but COPY's grammar also has octal \ooo and hex \xhh, accepted here as well.

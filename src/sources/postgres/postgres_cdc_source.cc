@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <thread>
 
+#include "core/text.h"
 #include "sources/postgres/slot.h"
 #include "sources/postgres/walsender_protocol.h"
 
@@ -266,12 +267,6 @@ bool KeyChanged(const Change& c) {
   return false;
 }
 
-std::string QuoteIdent(const std::string& name) {
-  std::string q = "\"";
-  for (char ch : name) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 }  // namespace
 
 Status PostgresCdcSource::FillMovedToast(Change& c) {
@@ -298,28 +293,28 @@ Status PostgresCdcSource::FillMovedToast(Change& c) {
   const Relation& r = *c.relation;
   std::string sql = "SELECT ";
   for (size_t k = 0; k < missing.size(); ++k) {
-    sql += (k ? ", " : "") + QuoteIdent(r.columns[missing[k]].name);
+    sql += (k ? ", " : "") + QuoteIdentifier(r.columns[missing[k]].name, '"');
   }
-  sql += " FROM " + QuoteIdent(r.schema) + "." + QuoteIdent(r.name) + " WHERE ";
+  sql += " FROM " + QuoteIdentifier(r.schema, '"') + "." + QuoteIdentifier(r.name, '"') + " WHERE ";
   std::vector<const char*> params;
   for (size_t i = 0; i < r.columns.size(); ++i) {
     if (!r.columns[i].key) continue;
     if (after[i].state != CellState::kValue) return Status::Ok();
     params.push_back(after[i].text.c_str());
-    sql += (params.size() > 1 ? " AND " : "") + QuoteIdent(r.columns[i].name) + " = $" +
+    sql += (params.size() > 1 ? " AND " : "") + QuoteIdentifier(r.columns[i].name, '"') + " = $" +
            std::to_string(params.size());
   }
   if (params.empty()) return Status::Ok();
   if (!lookup_conn_) {
-    ASSIGN_OR_RETURN(lookup_conn_, Connect(config_.connection_url, config_.tls,
-                                           ConnectionKind::kSql));
+    ASSIGN_OR_RETURN(lookup_conn_,
+                     Connect(config_.connection_url, config_.tls, ConnectionKind::kSql));
   }
   ResultPtr res(PQexecParams(lookup_conn_.get(), sql.c_str(), static_cast<int>(params.size()),
                              nullptr, params.data(), nullptr, nullptr, 0));
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
-    Status st = StatementError(lookup_conn_.get(), res.get(),
-                               "reading the unchanged TOAST values of a moved row of " +
-                                   r.schema + "." + r.name);
+    Status st = StatementError(
+        lookup_conn_.get(), res.get(),
+        "reading the unchanged TOAST values of a moved row of " + r.schema + "." + r.name);
     lookup_conn_.reset();
     return st;
   }
