@@ -24,7 +24,7 @@ int MirrorCommand(const std::string& config_path) {
 
   mirror::Mirror m(*built, std::move(*config), **state, StopFlag());
   Status st = m.Run();
-  if (!st.ok()) return ReportFailure(st);
+  if (!st.ok()) return ReportRunFailure(st);
   spdlog::info("mirror {}: finished", built->doc.name);
   return kExitOk;
 }

@@ -27,7 +27,7 @@ int RunCommand(const std::string& config_path) {
   spdlog::info("running {} ({} -> {}, {})", built->doc.name, built->doc.source.type,
                built->doc.sink.type, GuaranteeName(built->guarantee));
   Result<PipelineStats> stats = pipeline.Run();
-  if (!stats.ok()) return ReportFailure(stats.status().WithContext("run failed"));
+  if (!stats.ok()) return ReportRunFailure(stats.status().WithContext("run failed"));
   spdlog::info("{}: {} pages, {} changes, {} checkpoints, {} to the DLQ, last bookmark {}",
                stats->stopped ? "stopped" : "finished", stats->pages, stats->changes,
                stats->checkpoints, stats->dead_lettered,

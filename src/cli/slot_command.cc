@@ -27,7 +27,7 @@ Result<PostgresCdcConfig> CdcConfig(const std::string& config_path, const char* 
 int SlotDropCommand(const std::string& config_path) {
   Result<PostgresCdcConfig> cfg = CdcConfig(config_path, "slot drop");
   if (!cfg.ok()) return ReportFailure(cfg.status());
-  if (Status st = postgres::DropSlot(*cfg); !st.ok()) return ReportFailure(st);
+  if (Status st = postgres::DropSlot(*cfg); !st.ok()) return ReportRunFailure(st);
   std::printf("dropped replication slot %s\n", cfg->slot_name.c_str());
   return kExitOk;
 }
@@ -36,7 +36,7 @@ int DoctorCommand(const std::string& config_path, bool json) {
   Result<PostgresCdcConfig> cfg = CdcConfig(config_path, "doctor");
   if (!cfg.ok()) return ReportFailure(cfg.status());
   Result<postgres::DoctorReport> report = postgres::RunDoctor(*cfg);
-  if (!report.ok()) return ReportFailure(report.status());
+  if (!report.ok()) return ReportRunFailure(report.status());
   std::string out = json ? report->ToJson().dump(2) + "\n" : report->ToText();
   std::fputs(Redact(out).c_str(), stdout);
   return report->ok() ? kExitOk : kExitFailure;

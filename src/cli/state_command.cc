@@ -30,7 +30,7 @@ int StateGetCommand(const std::string& config_path, const std::string& key) {
   std::string full = FullKey(*built, key);
   if (Status st = ValidateStateKey(full); !st.ok()) return ReportFailure(st);
   Result<std::optional<Json>> value = (*state)->Get(full);
-  if (!value.ok()) return ReportFailure(value.status());
+  if (!value.ok()) return ReportRunFailure(value.status());
   if (!*value) return ReportFailure(NotFound("no value under state key '" + full + "'"));
   std::printf("%s\n", (*value)->dump().c_str());
   return kExitOk;
@@ -43,7 +43,7 @@ int StateDeleteCommand(const std::string& config_path, const std::string& key) {
   if (!state.ok()) return ReportFailure(state.status());
   std::string full = FullKey(*built, key);
   if (Status st = ValidateStateKey(full); !st.ok()) return ReportFailure(st);
-  if (Status st = (*state)->Delete(full); !st.ok()) return ReportFailure(st);
+  if (Status st = (*state)->Delete(full); !st.ok()) return ReportRunFailure(st);
   std::printf("deleted %s\n", full.c_str());
   return kExitOk;
 }

@@ -50,7 +50,9 @@ class DropFields : public Transform {
         size_t kept = 0;
         for (size_t i = 0; i < row->size() && i < source.columns.size(); ++i) {
           if (drop_.count(source.columns[i].name)) continue;
-          (*row)[kept++] = std::move((*row)[i]);
+          // A self-move would empty the string: only move cells that shift.
+          if (kept != i) (*row)[kept] = std::move((*row)[i]);
+          ++kept;
         }
         row->resize(kept);
       };

@@ -188,5 +188,119 @@ TEST(Cli, VersionAndCrashPoints) {
   EXPECT_NE(cp.output.find("pipeline.after_flush"), std::string::npos) << cp.output;
 }
 
+
+// The mirror's gates, checked by `faucet validate` before anything connects.
+const char* kMirrorSource =
+    "  source: {type: postgres-cdc, config: {connection_url: 'postgres://u:p@127.0.0.1:1/db', "
+    "slot_name: s, publication_name: p}}\n";
+const char* kMirrorSnapshot =
+    "mirror: {mode: snapshot_then_cdc, snapshot: {source: {type: postgres, config: "
+    "{connection_url: 'postgres://u:p@127.0.0.1:1/db', query: 'SELECT * FROM t'}}}}\n";
+const char* kUpsertSink =
+    "  sink: {type: sqlite, config: {database_url: /tmp/x.db, table_name: t, column_mapping: "
+    "auto_map, write_mode: upsert, key: [id]}}\n";
+
+TEST(CliMirror, AValidMirrorIsReported) {
+  std::string yaml = std::string("pipeline:\n") + kMirrorSource + kUpsertSink +
+                     "  state: {type: file, config: {path: st}}\n" + kMirrorSnapshot;
+  ProcessResult r = Faucet({"validate", WriteConfig("m.yaml", yaml)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("mirror: snapshot_then_cdc from postgres, continuous"), std::string::npos)
+      << r.output;
+}
+
+struct MirrorGate {
+  const char* what;
+  std::string yaml;
+  const char* expected;
+};
+
+TEST(CliMirror, GatesAreConfigErrors) {
+  const std::string state = "  state: {type: file, config: {path: st}}\n";
+  const MirrorGate gates[] = {
+      {"memory state", std::string("pipeline:\n") + kMirrorSource + kUpsertSink +
+                           "  state: {type: memory}\n" + kMirrorSnapshot,
+       "a mirror needs a durable state store"},
+      {"temporary slot",
+       "pipeline:\n  source: {type: postgres-cdc, config: {connection_url: 'postgres://u@h/d', "
+       "slot_name: s, publication_name: p, slot_type: temporary}}\n" + std::string(kUpsertSink) +
+           state + kMirrorSnapshot,
+       "a mirror needs a permanent slot"},
+      {"non-CDC source", std::string("pipeline:\n  source: {type: generator}\n") + kUpsertSink +
+                             state + kMirrorSnapshot,
+       "a mirror streams from a CDC source"},
+      {"CDC snapshot source",
+       std::string("pipeline:\n") + kMirrorSource + kUpsertSink + state +
+           "mirror: {snapshot: {source: {type: postgres-cdc, config: {connection_url: "
+           "'postgres://u@h/d', slot_name: s2, publication_name: p}}}}\n",
+       "the snapshot reads with a query source"},
+      {"upsert without a key",
+       std::string("pipeline:\n") + kMirrorSource +
+           "  sink: {type: sqlite, config: {database_url: /tmp/x.db, table_name: t, "
+           "column_mapping: auto_map, write_mode: upsert}}\n" + state + kMirrorSnapshot,
+       "key"},
+      {"multi-table", std::string("pipeline:\n") + kMirrorSource + kUpsertSink + state +
+                          "mirror: {tables: {include: ['a.*']}, snapshot: {source: {type: "
+                          "postgres, config: {connection_url: 'postgres://u@h/d', query: 'x'}}}}\n",
+       "multi-table mirror is not available"},
+  };
+  for (const MirrorGate& g : gates) {
+    ProcessResult r = Faucet({"validate", WriteConfig("gate.yaml", g.yaml)});
+    EXPECT_EQ(r.exit_code, 2) << g.what << "\n" << r.output;
+    EXPECT_NE(r.output.find(g.expected), std::string::npos) << g.what << "\n" << r.output;
+  }
+}
+
+TEST(CliMirror, AnAppendSinkIsOnlyAWarning) {
+  std::string yaml = std::string("pipeline:\n") + kMirrorSource +
+                     "  sink: {type: jsonl, config: {path: out.jsonl}}\n"
+                     "  state: {type: file, config: {path: st}}\n" + kMirrorSnapshot;
+  ProcessResult r = Faucet({"validate", WriteConfig("m.yaml", yaml)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("not write_mode: upsert"), std::string::npos) << r.output;
+}
+
+// A row the destination cannot take goes to the DLQ with its error; the rest is written. Without
+// a DLQ the page fails with an error naming the table, key and column, and nothing is persisted.
+TEST(CliDlq, RejectedRowsGoToTheDlqAndTheRestIsWritten) {
+  std::string dir = testing::TempDir("dlq");
+  std::string db = dir + "/dest.db";
+  ASSERT_EQ(RunProcess({"/usr/bin/sqlite3", db,
+                        "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT CHECK (length(name) <= 6))"})
+                .exit_code,
+            0);
+  auto config = [&](bool with_dlq) {
+    std::string yaml =
+        "name: dlqtest\npipeline:\n  source: {type: generator, config: {count: 20, batch_size: 20}}\n"
+        "  transforms: [{type: drop_fields, config: {fields: [amount, active, created_at]}}]\n"
+        "  sink: {type: sqlite, config: {database_url: '" + db + "', table_name: t, "
+        "column_mapping: auto_map, write_mode: upsert, key: [id]}}\n"
+        "  state: {type: file, config: {path: '" + dir + "/state" + (with_dlq ? "1" : "2") + "'}}\n";
+    if (with_dlq) {
+      yaml += "  dlq: {sink: {type: jsonl, config: {path: '" + dir + "/dlq.jsonl'}}}\n";
+    }
+    return WriteConfig(with_dlq ? "with.yaml" : "without.yaml", yaml);
+  };
+  // "name-10" and longer break the CHECK: ids 10..20 are rejected.
+  ProcessResult without = Faucet({"run", config(false)});
+  EXPECT_EQ(without.exit_code, 1) << without.output;
+  EXPECT_NE(without.output.find("table t"), std::string::npos) << without.output;
+  EXPECT_EQ(RunProcess({"/usr/bin/sqlite3", db, "SELECT count(*) FROM t"}).output, "0\n");
+
+  ProcessResult with = Faucet({"run", config(true)});
+  EXPECT_EQ(with.exit_code, 0) << with.output;
+  EXPECT_EQ(RunProcess({"/usr/bin/sqlite3", db, "SELECT count(*) FROM t"}).output, "9\n");
+  std::ifstream in(dir + "/dlq.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_NE(line.find("\"error\":{\"kind\":"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"payload\":{\"id\":"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"pipeline\":\"dlqtest\""), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, 11);
+}
+
 }  // namespace
 }  // namespace faucet
