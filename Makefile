@@ -1,10 +1,14 @@
 # Thin wrapper over CMake presets and the scripts. Every target installs what it needs first,
 # so a fresh Debian 12 machine needs nothing else.
 PRESET ?= release
+# ccache hits across checkouts in different folders (CI clones afresh): paths below this one
+# are hashed relative, and the working directory is not hashed.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 BUILD := build/$(PRESET)
 FAUCET := $(BUILD)/src/cli/faucet
 
-.PHONY: deps build test demo bench format clean
+.PHONY: deps build test torture demo bench format clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -16,6 +20,12 @@ build: deps
 # Starts throwaway PostgreSQL, MariaDB and Redis servers, runs every test, stops the servers.
 test: build
 	@bash scripts/test.sh $(BUILD)
+
+# The long torture run: KILLS random SIGKILLs / crash points per destination under a live
+# workload, then a convergence check (tests/torture/README.md). `make test` runs a short one.
+KILLS ?= 100
+torture: build
+	@bash tests/torture/run.sh $(BUILD) $(KILLS)
 
 demo: build
 	@bash scripts/demo.sh $(FAUCET)
