@@ -16,7 +16,9 @@ std::string PgRows::Text(int row, int col) const {
   return *v;
 }
 
-int64_t PgRows::Int(int row, int col) const { return std::strtoll(Text(row, col).c_str(), nullptr, 10); }
+int64_t PgRows::Int(int row, int col) const {
+  return std::strtoll(Text(row, col).c_str(), nullptr, 10);
+}
 
 PgConn::PgConn(const std::string& url) : conn_(PQconnectdb(url.c_str()), &PQfinish) {
   if (PQstatus(conn_.get()) != CONNECTION_OK) {
@@ -41,7 +43,8 @@ PgRows PgConn::Exec(const std::string& sql, const std::vector<Param>& params) {
   return PgRows(r);
 }
 
-std::optional<std::string> PgConn::Scalar(const std::string& sql, const std::vector<Param>& params) {
+std::optional<std::string> PgConn::Scalar(const std::string& sql,
+                                          const std::vector<Param>& params) {
   PgRows rows = Exec(sql, params);
   if (rows.size() == 0) return std::nullopt;
   return rows.Get(0, 0);
@@ -52,8 +55,8 @@ std::string PgConn::Md5(const std::string& bytes) {
   int lengths[1] = {static_cast<int>(bytes.size())};
   int formats[1] = {1};
   Oid types[1] = {17};  // bytea
-  PGresult* r = PQexecParams(conn_.get(), "SELECT md5($1::bytea)", 1, types, values, lengths,
-                             formats, 0);
+  PGresult* r =
+      PQexecParams(conn_.get(), "SELECT md5($1::bytea)", 1, types, values, lengths, formats, 0);
   if (PQresultStatus(r) != PGRES_TUPLES_OK) {
     std::string msg = PQresultErrorMessage(r);
     PQclear(r);
@@ -69,7 +72,8 @@ std::string WithDatabase(const std::string& url, const std::string& db) {
   if (scheme == std::string::npos) throw TortureError("not a postgres:// URL: " + url);
   size_t slash = url.find('/', scheme + 3);
   size_t query = url.find('?', scheme + 3);
-  std::string head = url.substr(0, slash == std::string::npos ? std::min(query, url.size()) : slash);
+  std::string head =
+      url.substr(0, slash == std::string::npos ? std::min(query, url.size()) : slash);
   std::string tail = query == std::string::npos ? "" : url.substr(query);
   return head + "/" + db + tail;
 }

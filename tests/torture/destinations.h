@@ -1,0 +1,81 @@
+// The three destinations of the torture test and how each is compared with the source.
+//
+// What is compared (upsert destinations): every row is rendered as the text
+//   id|version|<len>:small|<len>:big        (a NULL column renders as N; len in characters)
+// by the database that holds it, the renderings are joined with '\n' in id order, and the
+// count of rows plus the md5 of that text must equal the source's. Postgres computes the
+// source's and a Postgres destination's aggregate itself (string_agg ... ORDER BY id, md5);
+// SQLite builds its own aggregate text (group_concat over the id-ordered rows, with the same
+// rendering written in SQLite's SQL) and Postgres hashes that text.
+//
+// jsonl (at-least-once): every change the workload committed must be in the file, identified by
+// (op, id, version) -- with the old key as `before` for a key change -- duplicates are counted
+// (bounded by one page or transaction per kill), and replaying the file (snapshot rows, then
+// the change envelopes in order) must rebuild the source table, compared as above with the
+// rendering done by the driver and the md5 by Postgres.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pg_client.h"
+#include "workload.h"
+
+namespace faucet::torture {
+
+// SQL that renders one row of a table with columns id, version, small, big (Postgres).
+std::string PgRowRendering();
+
+struct Aggregate {
+  int64_t rows = 0;
+  std::string md5;
+  bool operator==(const Aggregate&) const = default;
+  std::string ToString() const { return std::to_string(rows) + " rows, md5 " + md5; }
+};
+
+// The source table's aggregate, computed by Postgres.
+Aggregate PgAggregate(PgConn& conn, const std::string& table);
+
+struct Verdict {
+  int64_t lost = 0;        // committed state or changes missing (or wrong) at the destination
+  int64_t duplicates = 0;  // jsonl: change lines beyond the first of each change
+  int64_t extra = 0;       // rows/changes at the destination the source never committed
+  int64_t duplicate_bound = 0;
+  bool checksums_equal = false;
+  std::vector<std::string> details;  // human-readable findings, a few examples each
+};
+
+class Destination {
+ public:
+  virtual ~Destination() = default;
+  virtual std::string name() const = 0;
+  // Creates the destination (table, database or directory) before the mirror first runs.
+  virtual void Create() = 0;
+  // The `sink:` block (and `transforms:` before it) of the mirror config, indented for
+  // `pipeline:`.
+  virtual std::string PipelineYaml() const = 0;
+  // Called between kills: lets a destination read its output as it grows (jsonl).
+  virtual void Poll() {}
+  // Cheap check while catching up: does the destination hold everything yet?
+  virtual bool CaughtUp(PgConn& source, std::string& why) = 0;
+  // The final, complete comparison (the mirror is stopped).
+  virtual Verdict Verify(PgConn& source, int64_t kills, int64_t batch_size) = 0;
+  // Removes what Create made (on success only: a failed run leaves it for inspection).
+  virtual void Drop() = 0;
+  virtual std::string Where() const = 0;
+};
+
+struct DestinationContext {
+  std::string dest;    // postgres | sqlite | jsonl
+  std::string pg_url;  // the server (source database)
+  std::string source_table;
+  std::string suffix;  // unique per run
+  std::string workdir;
+  const Workload* workload = nullptr;
+};
+
+std::unique_ptr<Destination> MakeDestination(const DestinationContext& ctx);
+
+}  // namespace faucet::torture

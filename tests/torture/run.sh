@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `make torture`: the long torture run, against a throwaway PostgreSQL started here and stopped
+# on exit. Runs faucet_torture for each destination in turn and prints their result lines.
+#
+#   tests/torture/run.sh BUILD_DIR [KILLS]      # KILLS per destination, default 100
+#   TORTURE_ARGS='--rate=3000 --seed=7' tests/torture/run.sh build/release 30
+set -euo pipefail
+build=${1:?usage: tests/torture/run.sh BUILD_DIR [KILLS]}
+kills=${2:-100}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+driver=$build/tests/torture/faucet_torture
+[[ -x $driver ]] || { echo "run.sh: $driver not built (make build)" >&2; exit 2; }
+
+export FAUCET_SERVICES_DIR=${FAUCET_SERVICES_DIR:-/tmp/faucet-services-torture-$$}
+trap 'bash "$root/scripts/services.sh" stop >/dev/null 2>&1 || true' EXIT
+eval "$(bash "$root/scripts/services.sh" start pg)"
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/faucet-torture.XXXXXX")
+status=0
+results=()
+start=$(date +%s)
+for dest in postgres sqlite jsonl; do
+  t0=$(date +%s)
+  # shellcheck disable=SC2086 # TORTURE_ARGS is a list of flags
+  "$driver" --dest="$dest" --kills="$kills" ${TORTURE_ARGS:-} 2>&1 | tee "$logs/$dest.log" ||
+    status=1
+  results+=("$(grep '^torture: dest=' "$logs/$dest.log" | tail -n1 || echo "torture: dest=$dest FAILED (no result line)") ($(($(date +%s) - t0)) s)")
+done
+echo
+echo "torture: $kills kills per destination, $(($(date +%s) - start)) s in all; logs in $logs"
+printf '%s\n' "${results[@]}"
+exit $status
