@@ -181,6 +181,25 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
                         ") s");
   }
 
+  int64_t DestCount() {
+    if (GetParam() == Dest::kPostgres) {
+      return std::stoll(dest_->Scalar("SELECT count(*) FROM " + table_).value_or("0"));
+    }
+    sqlite3* db = nullptr;
+    int64_t n = 0;
+    if (sqlite3_open_v2(sqlite_path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      std::string sql = "SELECT count(*) FROM " + table_;
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+          sqlite3_step(stmt) == SQLITE_ROW) {
+        n = sqlite3_column_int64(stmt, 0);
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return n;
+  }
+
   std::string DestAggregate() {
     if (GetParam() == Dest::kSqlite) return SqliteAggregate(sqlite_path_, table_);
     return *dest_->Scalar("SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
@@ -253,11 +272,12 @@ TEST_P(MirrorTest, ConcurrentChangesDuringAndAfterTheSnapshotConverge) {
 }
 
 TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
-  Fill(150000);
+  Fill(300000);
   WriteConfig(/*continuous=*/true);
   StartWriter();
   StartMirror();
-  std::this_thread::sleep_for(700ms);  // inside the snapshot of 150,000 rows
+  // Inside the snapshot: the first pages have reached the destination, not all of them.
+  for (int i = 0; i < 3000 && DestCount() == 0; ++i) std::this_thread::sleep_for(5ms);
   StopMirror(SIGKILL);
   std::string marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_,
                                             "__replication__"}).output;
