@@ -1,9 +1,10 @@
 #include "core/json_render.h"
 
-#include <rapidjson/writer.h>
-
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/lsn.h"
@@ -11,19 +12,107 @@
 namespace faucet {
 namespace {
 
-// RapidJSON output stream that appends to a caller's string.
-class StringAppender {
+// The output is what RapidJSON's Writer (UTF-8 to UTF-8, default flags) writes for the same
+// calls; it is written by hand because this is the hot path of every JSON sink: a change is
+// rendered into a per-thread buffer with one capacity check per piece, then appended to the
+// caller's string at once, and the parts that repeat from row to row (a relation's quoted
+// column names and envelope head, the commit position) are rendered once and reused.
+
+// Writes into a growable buffer through a raw pointer; Reserve(n) before writing n bytes.
+class Buffer {
  public:
-  using Ch = char;
-  explicit StringAppender(std::string& out) : out_(out) {}
-  void Put(char c) { out_.push_back(c); }
-  void Flush() {}
+  void Clear() { end_ = data_.get(); }
+  size_t size() const { return static_cast<size_t>(end_ - data_.get()); }
+  const char* data() const { return data_.get(); }
+
+  void Reserve(size_t n) {
+    if (static_cast<size_t>(limit_ - end_) >= n) return;
+    size_t used = size();
+    size_t capacity = std::max<size_t>({4096, 2 * static_cast<size_t>(limit_ - data_.get()),
+                                        used + n});
+    std::unique_ptr<char[]> grown(new char[capacity]);
+    if (used > 0) std::memcpy(grown.get(), data_.get(), used);
+    data_ = std::move(grown);
+    end_ = data_.get() + used;
+    limit_ = data_.get() + capacity;
+  }
+  void Put(char c) { *end_++ = c; }  // REQUIRES: reserved
+  void Write(const char* p, size_t n) {  // REQUIRES: reserved
+    std::memcpy(end_, p, n);
+    end_ += n;
+  }
+  void Write(std::string_view s) { Write(s.data(), s.size()); }
+  // Reserves, then writes.
+  void Append(std::string_view s) {
+    Reserve(s.size());
+    Write(s);
+  }
+  void Append(char c) {
+    Reserve(1);
+    Put(c);
+  }
+  char* end() { return end_; }
+  void set_end(char* e) { end_ = e; }
 
  private:
-  std::string& out_;
+  std::unique_ptr<char[]> data_;
+  char* end_ = nullptr;
+  char* limit_ = nullptr;
 };
 
-using JsonWriter = rapidjson::Writer<StringAppender>;
+// RapidJSON's escape table: control characters, '"' and '\\'; everything else is copied
+// (UTF-8 passes through unvalidated).
+constexpr char kEscape[256] = {
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u',  // 00
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',  // 10
+    0,   0,   '"', 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    // 20
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    // 30
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    // 40
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '\\', 0, 0,  0,    // 50
+};
+
+// A JSON string literal of `s`, quotes included.
+void WriteString(Buffer& b, std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  b.Reserve(2 + 6 * s.size());
+  char* out = b.end();
+  *out++ = '"';
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  while (p < end) {
+    // Copy the run of characters that need no escape at once.
+    const char* run = p;
+    while (p < end && kEscape[static_cast<unsigned char>(*p)] == 0) ++p;
+    const size_t n = static_cast<size_t>(p - run);
+    std::memcpy(out, run, n);
+    out += n;
+    if (p == end) break;
+    const unsigned char c = static_cast<unsigned char>(*p++);
+    const char e = kEscape[c];
+    *out++ = '\\';
+    *out++ = e;
+    if (e == 'u') {
+      *out++ = '0';
+      *out++ = '0';
+      *out++ = kHex[c >> 4];
+      *out++ = kHex[c & 0xF];
+    }
+  }
+  *out++ = '"';
+  b.set_end(out);
+}
+
+void WriteRaw(Buffer& b, std::string_view s) { b.Append(s); }
+
+void WriteNull(Buffer& b) { b.Append("null"); }
+
+void WriteBool(Buffer& b, bool v) { b.Append(v ? std::string_view("true") : "false"); }
+
+void WriteInt64(Buffer& b, int64_t v) {
+  b.Reserve(20);
+  char* out = b.end();
+  b.set_end(std::to_chars(out, out + 20, v).ptr);
+}
 
 // A one-dimensional array literal split into its elements, unescaped.
 struct ArrayElements {
@@ -36,24 +125,47 @@ struct ArrayElements {
   std::vector<Element> elements;
 };
 
+// The parts of a relation's rendering that do not change from row to row.
+struct RelationText {
+  RelationPtr relation;              // held, so that the address cannot be reused meanwhile
+  std::vector<std::string> keys;     // per column: "name":
+  std::vector<std::string> names;    // per column: "name" (for __unchanged_toast__)
+  std::string schema_table;          // ,"schema":"..","table":"..","lsn":
+};
+
 // Per-thread state reused across calls: once its buffers have grown to the largest value seen,
 // rendering a row allocates nothing beyond the growth of the caller's buffer.
 struct RenderState {
-  JsonWriter writer;
+  Buffer out;
   std::string scratch;  // a converted value (base64, json with line breaks replaced)
   ArrayElements array;
+  RelationText relation;
+  uint64_t lsn = 0;
+  std::string lsn_text = "\"0/0\"";
 };
 
-void WriteString(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void WriteKey(JsonWriter& w, std::string_view s) {
-  w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void WriteRaw(JsonWriter& w, std::string_view s, rapidjson::Type type) {
-  w.RawValue(s.data(), s.size(), type);
+const RelationText& TextOf(RenderState& st, const RelationPtr& relation) {
+  RelationText& t = st.relation;
+  if (t.relation == relation) return t;
+  t.relation = relation;
+  t.keys.clear();
+  t.names.clear();
+  Buffer b;
+  for (const Column& c : relation->columns) {
+    b.Clear();
+    WriteString(b, c.name);
+    t.names.emplace_back(b.data(), b.size());
+    b.Append(':');
+    t.keys.emplace_back(b.data(), b.size());
+  }
+  b.Clear();
+  b.Append(",\"schema\":");
+  WriteString(b, relation->schema);
+  b.Append(",\"table\":");
+  WriteString(b, relation->name);
+  b.Append(",\"lsn\":");
+  t.schema_table.assign(b.data(), b.size());
+  return t;
 }
 
 // The JSON number grammar (RFC 8259 §6): -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -213,39 +325,44 @@ void WriteJsonText(RenderState& st, std::string_view text) {
   // strings, so any line break is insignificant whitespace and a space keeps the output on
   // one line.
   if (text.find_first_of("\r\n") == std::string_view::npos) {
-    WriteRaw(st.writer, text, rapidjson::kObjectType);
+    WriteRaw(st.out, text);
     return;
   }
   st.scratch.assign(text);
   std::replace_if(
       st.scratch.begin(), st.scratch.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  WriteRaw(st.writer, st.scratch, rapidjson::kObjectType);
+  WriteRaw(st.out, st.scratch);
 }
 
 void WriteArray(RenderState& st, uint32_t type_oid, std::string_view text) {
   const char delimiter = type_oid == 1020 ? ';' : ',';  // _box is the one type delimited by ';'
   if (!ParseArrayLiteral(text, delimiter, st.array)) {
-    WriteString(st.writer, text);
+    WriteString(st.out, text);
     return;
   }
   const ValueType element_type = ArrayElementType(type_oid);
-  st.writer.StartArray();
-  for (const ArrayElements::Element& e : st.array.elements) {
+  // Elements are never arrays, so WriteValue leaves st.array alone while we walk it.
+  const std::vector<ArrayElements::Element>& elements = st.array.elements;
+  const std::string_view elements_text = st.array.text;
+  st.out.Append('[');
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (i > 0) st.out.Append(',');
+    const ArrayElements::Element& e = elements[i];
     if (e.null) {
-      st.writer.Null();
+      WriteNull(st.out);
     } else {
-      WriteValue(st, element_type, 0, std::string_view(st.array.text).substr(e.begin, e.size));
+      WriteValue(st, element_type, 0, elements_text.substr(e.begin, e.size));
     }
   }
-  st.writer.EndArray();
+  st.out.Append(']');
 }
 
 void WriteValue(RenderState& st, ValueType type, uint32_t type_oid, std::string_view text) {
-  JsonWriter& w = st.writer;
+  Buffer& b = st.out;
   switch (type) {
     case ValueType::kBool:
-      if (std::optional<bool> b = ParseBoolText(text)) {
-        w.Bool(*b);
+      if (std::optional<bool> v = ParseBoolText(text)) {
+        WriteBool(b, *v);
         return;
       }
       break;
@@ -253,7 +370,7 @@ void WriteValue(RenderState& st, ValueType type, uint32_t type_oid, std::string_
     case ValueType::kFloat:
     case ValueType::kNumeric:
       if (IsJsonNumber(text)) {
-        WriteRaw(w, text, rapidjson::kNumberType);
+        WriteRaw(b, text);
         return;
       }
       break;
@@ -264,7 +381,7 @@ void WriteValue(RenderState& st, ValueType type, uint32_t type_oid, std::string_
       st.scratch.assign(1, '"');
       if (AppendBase64OfByteaHex(text, st.scratch)) {
         st.scratch.push_back('"');
-        WriteRaw(w, st.scratch, rapidjson::kStringType);
+        WriteRaw(b, st.scratch);
         return;
       }
       break;
@@ -274,44 +391,55 @@ void WriteValue(RenderState& st, ValueType type, uint32_t type_oid, std::string_
     default:
       break;
   }
-  WriteString(w, text);
+  WriteString(b, text);
 }
 
-void WriteRow(RenderState& st, const Relation& relation, const Row& row) {
-  JsonWriter& w = st.writer;
+void WriteRow(RenderState& st, const RelationText& text, const Relation& relation,
+              const Row& row) {
+  Buffer& b = st.out;
   const size_t n = std::min(row.size(), relation.columns.size());
   bool has_unchanged_toast = false;
-  w.StartObject();
+  bool first = true;
+  b.Append('{');
   for (size_t i = 0; i < n; ++i) {
     const Cell& cell = row[i];
-    const Column& column = relation.columns[i];
     if (cell.state == CellState::kUnchangedToast) {
       has_unchanged_toast = true;
       continue;
     }
-    WriteKey(w, column.name);
+    const std::string& key = text.keys[i];
+    b.Reserve(key.size() + 1);
+    if (!first) b.Put(',');
+    first = false;
+    b.Write(key);
     if (cell.state == CellState::kNull) {
-      w.Null();
+      WriteNull(b);
     } else {
+      const Column& column = relation.columns[i];
       WriteValue(st, column.type, column.type_oid, cell.text);
     }
   }
   if (has_unchanged_toast) {
-    w.Key("__unchanged_toast__");
-    w.StartArray();
+    b.Append(first ? std::string_view("\"__unchanged_toast__\":[")
+                   : std::string_view(",\"__unchanged_toast__\":["));
+    bool first_name = true;
     for (size_t i = 0; i < n; ++i) {
-      if (row[i].state == CellState::kUnchangedToast) WriteString(w, relation.columns[i].name);
+      if (row[i].state != CellState::kUnchangedToast) continue;
+      if (!first_name) b.Append(',');
+      first_name = false;
+      b.Append(text.names[i]);
     }
-    w.EndArray();
+    b.Append(']');
   }
-  w.EndObject();
+  b.Append('}');
 }
 
-void WriteOptionalRow(RenderState& st, const Relation& relation, const std::optional<Row>& row) {
+void WriteOptionalRow(RenderState& st, const RelationText& text, const Relation& relation,
+                      const std::optional<Row>& row) {
   if (row) {
-    WriteRow(st, relation, *row);
+    WriteRow(st, text, relation, *row);
   } else {
-    st.writer.Null();
+    WriteNull(st.out);
   }
 }
 
@@ -325,36 +453,35 @@ std::optional<bool> ParseBoolText(std::string_view text) {
 
 void AppendChangeJson(const Change& change, std::string& out) {
   thread_local RenderState st;
-  StringAppender stream(out);
-  st.writer.Reset(stream);
+  Buffer& b = st.out;
+  b.Clear();
   const Relation& relation = *change.relation;
+  const RelationText& text = TextOf(st, change.relation);
 
   if (change.op == ChangeOp::kRead) {
-    WriteOptionalRow(st, relation, change.after);
-    return;
-  }
-  JsonWriter& w = st.writer;
-  w.StartObject();
-  w.Key("op");
-  const char op = ChangeOpCode(change.op);
-  w.String(&op, 1);
-  w.Key("schema");
-  WriteString(w, relation.schema);
-  w.Key("table");
-  WriteString(w, relation.name);
-  w.Key("lsn");
-  WriteString(w, Lsn(change.commit_position).ToString());
-  w.Key("ts_ms");
-  if (change.commit_time_us == 0) {
-    w.Null();
+    WriteOptionalRow(st, text, relation, change.after);
   } else {
-    w.Int64(change.commit_time_us / 1000);
+    if (change.commit_position != st.lsn) {
+      st.lsn = change.commit_position;
+      st.lsn_text = '"' + Lsn(change.commit_position).ToString() + '"';
+    }
+    const char head[] = {'{', '"', 'o', 'p', '"', ':', '"', ChangeOpCode(change.op), '"'};
+    b.Append(std::string_view(head, sizeof head));
+    b.Append(text.schema_table);
+    b.Append(st.lsn_text);
+    b.Append(",\"ts_ms\":");
+    if (change.commit_time_us == 0) {
+      WriteNull(b);
+    } else {
+      WriteInt64(b, change.commit_time_us / 1000);
+    }
+    b.Append(",\"before\":");
+    WriteOptionalRow(st, text, relation, change.before);
+    b.Append(",\"after\":");
+    WriteOptionalRow(st, text, relation, change.after);
+    b.Append('}');
   }
-  w.Key("before");
-  WriteOptionalRow(st, relation, change.before);
-  w.Key("after");
-  WriteOptionalRow(st, relation, change.after);
-  w.EndObject();
+  out.append(b.data(), b.size());
 }
 
 }  // namespace faucet

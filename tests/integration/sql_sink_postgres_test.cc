@@ -182,6 +182,51 @@ TEST(PostgresSink, DomainCheckViolationIsIsolatedToItsRow) {
   EXPECT_EQ(pg.Query("SELECT string_agg(id::text, ',' ORDER BY id) FROM " + u)[0][0], "1,4");
 }
 
+// A keyed page with deletes goes in one statement batch of array literals (not the staging
+// table): values with the characters array and string literals quote, an empty string, the
+// string "NULL" and a null must arrive as they are; a value too long for varchar(n), or for a
+// domain over it, must be refused (as COPY would), not truncated by a cast; the refused row is
+// then isolated and named by the staged path.
+TEST(PostgresSink, KeyedPageInOneStatementKeepsValuesAndCopySemantics) {
+  PostgresBackend pg;
+  const std::string u = testing::UniqueName("arr");
+  pg.Exec("CREATE DOMAIN short_" + u + " AS varchar(3)");
+  pg.Exec("CREATE TABLE " + u + " (id int PRIMARY KEY, t text, v varchar(3), d short_" + u +
+          ", a int4[])");
+  pg.Exec("INSERT INTO " + u + " VALUES (1, 'old', 'old', 'old', '{0}'), (9, 'x', 'x', 'x', NULL)");
+  auto sink = OpenSink(pg, u, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  RelationPtr rel = Relation({"id", "t", "v", "d", "a"});
+  const char* tricky = "q'uote \"dq\" back\\slash {br,ace} \\\\N tab\there \xc3\xa9";
+  Page page = PageOf({Update(rel, {T("1"), T(tricky), T("ab"), T("cd"), T("{1,NULL,3}")}),
+                      Insert(rel, {T("2"), T(""), T(""), T(""), T("{}")}),
+                      Insert(rel, {T("3"), T("NULL"), Null(), Null(), Null()}),
+                      Delete(rel, {T("9"), Null(), Null(), Null(), Null()})});
+  ASSERT_TRUE(sink->Write(page).ok());
+  EXPECT_EQ(pg.Query("SELECT t, v, d, a::text FROM " + u + " ORDER BY id"),
+            (Rows{{std::string(tricky), "ab", "cd", "{1,NULL,3}"},
+                  {"", "", "", "{}"},
+                  {"NULL", std::nullopt, std::nullopt, std::nullopt}}));
+
+  std::vector<Sink::RejectedRow> rejected;
+  ASSERT_TRUE(sink->WriteIsolating(
+                      PageOf({Update(rel, {T("1"), T("x"), T("toolong"), T("ok"), Null()}),
+                              Update(rel, {T("2"), T("y"), T("ok"), T("toolong"), Null()}),
+                              Update(rel, {T("3"), T("z"), T("ok"), T("ok"), Null()}),
+                              Delete(rel, {T("4"), Null(), Null(), Null(), Null()})}),
+                      &rejected)
+                  .ok());
+  ASSERT_EQ(rejected.size(), 2u);
+  EXPECT_EQ(rejected[0].index, 0u);
+  EXPECT_EQ(rejected[1].index, 1u);
+  EXPECT_NE(rejected[0].error.message().find("column v"), std::string::npos)
+      << rejected[0].error.message();
+  EXPECT_NE(rejected[1].error.message().find("column d"), std::string::npos)
+      << rejected[1].error.message();
+  EXPECT_EQ(pg.Query("SELECT string_agg(id || ':' || t, ',' ORDER BY id) FROM " + u)[0][0],
+            "1:" + std::string(tricky) + ",2:,3:z");
+}
+
 // The staging table's own columns (pos, grp) and aliases (s, t) must not clash with the
 // target's: bisecting a refused row runs the range-filtered statements.
 TEST(PostgresSink, TargetColumnsNamedLikeTheStagingBookkeepingWork) {

@@ -32,6 +32,8 @@ constexpr char kOverwriteSuffix[] = "__faucet_new";
 constexpr char kOldSuffix[] = "__faucet_old";
 constexpr size_t kMaxIdentifierBytes = 63;  // NAMEDATALEN - 1: longer names are truncated
 constexpr size_t kCopyChunkBytes = 1 << 20;
+constexpr size_t kUnnestMaxRows = 4096;        // a larger page takes the staged path,
+constexpr size_t kUnnestMaxBytes = 64 << 20;    // and so does a page of more bytes than this
 
 std::string Quote(std::string_view ident) { return QuoteIdentifier(ident, '"'); }
 
@@ -173,12 +175,19 @@ class PostgresSink : public sql::TableSink {
     return PrepareSession();
   }
 
+  // BEGIN goes out in front of the page's first statement (TakeBegin), not in a round trip of
+  // its own: a page costs BEGIN+SAVEPOINT+COPY, the rows, COMMIT.
   Status Begin() override {
     RETURN_IF_ERROR(EnsureConnected());
-    return Exec("BEGIN", "cannot begin a transaction").status();
+    begin_pending_ = true;
+    return Status::Ok();
   }
 
   Status Commit() override {
+    if (begin_pending_) {  // nothing was sent: nothing to commit
+      begin_pending_ = false;
+      return Status::Ok();
+    }
     ASSIGN_OR_RETURN(PgResult res, Exec("COMMIT", "cannot commit"));
     // COMMIT of a transaction that failed earlier answers ROLLBACK instead of an error.
     if (std::strcmp(PQcmdStatus(res.get()), "COMMIT") != 0) {
@@ -188,15 +197,23 @@ class PostgresSink : public sql::TableSink {
   }
 
   void Rollback() override {
+    if (begin_pending_) {
+      begin_pending_ = false;
+      return;
+    }
     if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) PgResult(PQexec(conn_, "ROLLBACK"));
   }
 
   RangeResult ApplyRange(const WritePlan& plan, size_t begin, size_t end) override {
     if (!plan.keyed()) return ApplyCopy(plan, begin, end);
-    if (plan.deletes() == 0 && begin == 0 && end == plan.size()) {
+    const bool whole_page = begin == 0 && end == plan.size();
+    if (plan.deletes() == 0 && whole_page) {
       std::optional<RangeResult> direct = TryInsertOnly(plan);
       if (direct) return *std::move(direct);
     }
+    // A whole page goes in one statement batch; ranges are what ApplyIsolating tries after
+    // the page was refused, and the staged path names the refused row and column.
+    if (whole_page && CanUnnest(plan)) return ApplyUnnest(plan);
     return ApplyStaged(plan, begin, end);
   }
 
@@ -327,16 +344,25 @@ class PostgresSink : public sql::TableSink {
         PgResult cols,
         ExecParams("SELECT a.attname, format_type(a.atttypid, a.atttypmod),"
                    " CASE WHEN t.typtype = 'd' THEN format_type(t.typbasetype, t.typtypmod)"
-                   " ELSE format_type(a.atttypid, a.atttypmod) END, a.attgenerated <> ''"
+                   " ELSE format_type(a.atttypid, a.atttypmod) END, a.attgenerated <> '',"
+                   " format_type(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END,"
+                   " -1), COALESCE(b.typtype = 'd', false)"
                    " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
+                   " LEFT JOIN pg_type b ON t.typtype = 'd' AND b.oid = t.typbasetype"
                    " WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped"
                    " ORDER BY a.attnum",
                    {relid}, "cannot read the table's columns"));
     stage_types_.clear();
+    cast_types_.clear();
+    unnest_ok_ = true;
     for (int i = 0; i < PQntuples(cols.get()); ++i) {
       if (std::strcmp(PQgetvalue(cols.get(), i, 3), "t") == 0) continue;  // generated
       table.columns.push_back({PQgetvalue(cols.get(), i, 0), PQgetvalue(cols.get(), i, 1)});
       stage_types_.push_back(PQgetvalue(cols.get(), i, 2));
+      cast_types_.push_back(PQgetvalue(cols.get(), i, 4));
+      // A domain over a domain: the cast to the inner domain would apply its base type's
+      // modifier the explicit way (truncating); such tables take the staged path.
+      if (std::strcmp(PQgetvalue(cols.get(), i, 5), "t") == 0) unnest_ok_ = false;
     }
     // ON CONFLICT can name a unique index only if it is immediate, total and on plain columns.
     ASSIGN_OR_RETURN(
@@ -359,8 +385,16 @@ class PostgresSink : public sql::TableSink {
     return Status::Ok();
   }
 
+  // "BEGIN;" when the page's transaction is still to be started, to go in front of the next
+  // statement; "" otherwise.
+  std::string TakeBegin() {
+    if (!begin_pending_) return "";
+    begin_pending_ = false;
+    return "BEGIN;";
+  }
+
   Result<PgResult> Exec(const std::string& sql, std::string_view what) {
-    PgResult res(PQexec(conn_, sql.c_str()));
+    PgResult res(PQexec(conn_, (TakeBegin() + sql).c_str()));
     ExecStatusType st = PQresultStatus(res.get());
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
     return ErrorStatus(conn_, res.get(), what);
@@ -368,6 +402,8 @@ class PostgresSink : public sql::TableSink {
 
   Result<PgResult> ExecParams(const char* sql, const std::vector<std::string>& params,
                               std::string_view what) {
+    // One statement only: a pending BEGIN goes first, on its own.
+    if (begin_pending_) RETURN_IF_ERROR(Exec("", "cannot begin a transaction").status());
     std::vector<const char*> values;
     for (const std::string& p : params) values.push_back(p.c_str());
     PgResult res(PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(),
@@ -397,7 +433,7 @@ class PostgresSink : public sql::TableSink {
   RangeResult Copy(const std::string& command, size_t rows,
                    const std::function<void(size_t, std::string&)>& write_row) {
     const std::string what = "table " + target().display_name + ": COPY";
-    if (PQsendQuery(conn_, command.c_str()) != 1) {
+    if (PQsendQuery(conn_, (TakeBegin() + command).c_str()) != 1) {
       return {Unavailable(Redact(what + ": " + OneLine(PQerrorMessage(conn_))))};
     }
     for (;;) {
@@ -442,7 +478,7 @@ class PostgresSink : public sql::TableSink {
   // savepoint when one fails.
   RangeResult ExecRange(const std::string& sql) {
     const std::string what = "table " + target().display_name;
-    if (PQsendQuery(conn_, sql.c_str()) != 1) {
+    if (PQsendQuery(conn_, (TakeBegin() + sql).c_str()) != 1) {
       return {Unavailable(Redact(what + ": " + OneLine(PQerrorMessage(conn_))))};
     }
     RangeResult result = DrainResults({}, what);
@@ -476,6 +512,113 @@ class PostgresSink : public sql::TableSink {
       insert_only_backoff_ = std::min<size_t>(insert_only_backoff_ * 2, 1024);
     }
     return std::nullopt;  // a refused value is found, and named, by the staged path
+  }
+
+  // Keyed writes of a whole page, in one round trip and without the staging table: each
+  // column's values travel as one text array literal, unnested and cast to the column's type
+  // (unconstrained: the assignment to the column then applies its modifier as COPY does, an
+  // error rather than the explicit cast's silent truncation). One DELETE ... USING for the
+  // deletes, one INSERT ... ON CONFLICT per column group. Against the staged path it saves the
+  // COPY into the staging table and, at COMMIT, the truncation of that table's files, which
+  // costs milliseconds per page on some file systems (ftruncate with online discard). The
+  // errors do not name a row: a refused page is isolated by the staged path, range by range.
+  bool CanUnnest(const WritePlan& plan) const {
+    // Past a few thousand rows the staged path is as fast or faster: the truncation it pays
+    // once per page is spread thin, and COPY parses values faster than array literals.
+    if (!unnest_ok_ || plan.size() > kUnnestMaxRows) return false;
+    // The literals must stay far from the server's 1 GB limit on a query or a value.
+    size_t bytes = 0;
+    const size_t width = target().columns.size();
+    for (size_t r = 0; r < plan.size(); ++r) {
+      for (size_t c = 0; c < width; ++c) {
+        const Cell* cell = plan.cell(r, c);
+        if (cell != nullptr) bytes += cell->text.size() + 4;
+      }
+      if (bytes > kUnnestMaxBytes) return false;
+    }
+    return true;
+  }
+
+  // E'{"v1","v2",NULL}'::text[] of column `column` of the rows in positions_.
+  void AppendArrayLiteral(const WritePlan& plan, size_t column, std::string& out) const {
+    out += "E'{";
+    for (size_t i = 0; i < positions_.size(); ++i) {
+      if (i > 0) out += ',';
+      const Cell* cell = plan.cell(positions_[i], column);
+      if (cell == nullptr || cell->state != CellState::kValue) {
+        out += "NULL";
+        continue;
+      }
+      out += '"';
+      // Array element quoting (\ before " and \), then E'' string quoting (\ doubled, '
+      // doubled): \ becomes four backslashes, " becomes \\", ' becomes ''.
+      const std::string& v = cell->text;
+      size_t start = 0;
+      for (size_t k = 0; k < v.size(); ++k) {
+        const char ch = v[k];
+        if (ch != '\\' && ch != '"' && ch != '\'') continue;
+        out.append(v, start, k - start);
+        out += ch == '\\' ? "\\\\\\\\" : ch == '"' ? "\\\\\"" : "''";
+        start = k + 1;
+      }
+      out.append(v, start, v.size() - start);
+      out += '"';
+    }
+    out += "}'::text[]";
+  }
+
+  RangeResult ApplyUnnest(const WritePlan& plan) {
+    const std::vector<int>& key = plan.key();
+    sql_.assign("SAVEPOINT faucet_range;");
+    if (plan.deletes() > 0) {
+      positions_.clear();
+      for (size_t r = 0; r < plan.deletes(); ++r) positions_.push_back(r);
+      sql_ += "DELETE FROM " + write_table_ + " AS t USING unnest(";
+      for (size_t k = 0; k < key.size(); ++k) {
+        if (k > 0) sql_ += ", ";
+        AppendArrayLiteral(plan, key[k], sql_);
+      }
+      sql_ += ") AS u(";
+      for (size_t k = 0; k < key.size(); ++k) sql_ += (k ? ", c" : "c") + std::to_string(k);
+      sql_ += ") WHERE ";
+      for (size_t k = 0; k < key.size(); ++k) {
+        sql_ += (k ? " AND t." : "t.") + Quote(target().columns[key[k]].name) + " = u.c" +
+                std::to_string(k) + "::" + cast_types_[key[k]];
+      }
+      sql_ += ";";
+    }
+    std::string conflict;
+    for (int k : key) conflict += (conflict.empty() ? "" : ", ") + Quote(target().columns[k].name);
+    for (size_t g = 0; g < plan.groups().size(); ++g) {
+      positions_.clear();
+      for (size_t r = plan.deletes(); r < plan.size(); ++r) {
+        if (plan.row(r).group == g) positions_.push_back(r);
+      }
+      if (positions_.empty()) continue;
+      const std::vector<int>& columns = plan.groups()[g];
+      std::string names, values, updates;
+      for (size_t i = 0; i < columns.size(); ++i) {
+        const int c = columns[i];
+        const std::string name = Quote(target().columns[c].name);
+        names += (i ? ", " : "") + name;
+        values += (i ? ", u.c" : "u.c") + std::to_string(i) + "::" + cast_types_[c];
+        if (std::find(key.begin(), key.end(), c) == key.end()) {
+          updates += (updates.empty() ? "" : ", ") + name + " = EXCLUDED." + name;
+        }
+      }
+      sql_ += "INSERT INTO " + write_table_ + " (" + names + ") OVERRIDING SYSTEM VALUE SELECT " +
+              values + " FROM unnest(";
+      for (size_t i = 0; i < columns.size(); ++i) {
+        if (i > 0) sql_ += ", ";
+        AppendArrayLiteral(plan, columns[i], sql_);
+      }
+      sql_ += ") AS u(";
+      for (size_t i = 0; i < columns.size(); ++i) sql_ += (i ? ", c" : "c") + std::to_string(i);
+      sql_ += ") ON CONFLICT (" + conflict + ") " +
+              (updates.empty() ? "DO NOTHING" : "DO UPDATE SET " + updates) + ";";
+    }
+    sql_ += "RELEASE SAVEPOINT faucet_range";
+    return ExecRange(sql_);
   }
 
   // Keyed writes: the range goes into the staging table with one COPY, then one DELETE for its
@@ -549,12 +692,12 @@ class PostgresSink : public sql::TableSink {
     return ExecRange(sql_);
   }
 
-  // Inserts: COPY straight into the table, one COPY per column group.
+  // Inserts: COPY straight into the table, one COPY per column group; the savepoint goes with
+  // the first COPY. A whole page keeps its savepoint (COMMIT releases it, and a failure rolls
+  // back to it): a round trip less per page.
   RangeResult ApplyCopy(const WritePlan& plan, size_t begin, size_t end) {
     const std::string what = "table " + target().display_name;
-    if (Result<PgResult> sp = Exec("SAVEPOINT faucet_range", what); !sp.ok()) {
-      return {sp.status()};
-    }
+    bool savepoint = false;
     for (size_t g = 0; g < plan.groups().size(); ++g) {
       positions_.clear();
       for (size_t r = begin; r < end; ++r) {
@@ -567,6 +710,8 @@ class PostgresSink : public sql::TableSink {
         command += (i ? ", " : "") + Quote(target().columns[columns[i]].name);
       }
       command += ") FROM STDIN";
+      if (!savepoint) command = "SAVEPOINT faucet_range; " + command;
+      savepoint = true;
       RangeResult copied = Copy(command, positions_.size(), [&](size_t i, std::string& out) {
         size_t r = positions_[i];
         for (size_t k = 0; k < columns.size(); ++k) {
@@ -585,8 +730,10 @@ class PostgresSink : public sql::TableSink {
         return copied;
       }
     }
-    if (Result<PgResult> rel = Exec("RELEASE SAVEPOINT faucet_range", what); !rel.ok()) {
-      return {rel.status()};
+    if (savepoint && (begin != 0 || end != plan.size())) {
+      if (Result<PgResult> rel = Exec("RELEASE SAVEPOINT faucet_range", what); !rel.ok()) {
+        return {rel.status()};
+      }
     }
     return RangeResult::Ok();
   }
@@ -598,6 +745,8 @@ class PostgresSink : public sql::TableSink {
   std::string write_table_;      // qualified_, or the overwrite table while one is open
   PGconn* conn_ = nullptr;
   std::vector<std::string> stage_types_;  // per target column
+  std::vector<std::string> cast_types_;   // per target column: its (base) type, unconstrained
+  bool unnest_ok_ = true;                  // the whole-page path may run (see CanUnnest)
   // Reused across pages.
   std::string buf_;
   std::string sql_;
@@ -605,6 +754,7 @@ class PostgresSink : public sql::TableSink {
   std::vector<bool> present_;
   std::string last_sqlstate_;  // of the last COPY that failed
   size_t insert_only_skips_ = 0;
+  bool begin_pending_ = false;  // Begin() was called and BEGIN is not sent yet
   size_t insert_only_backoff_ = 1;
 };
 

@@ -152,7 +152,6 @@ void PostgresCdcSource::Acknowledge(const Bookmark& durable) {
 Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
   if (phase_ == Phase::kCreated) return Internal("postgres-cdc source: Next before Open");
   const Clock::time_point deadline = Clock::now() + wait;
-  std::vector<TxnEvent> events;
   while (true) {
     if (!ready_.empty()) {
       SourceEvent e{SourceEvent::Kind::kPage, std::move(ready_.front())};
@@ -164,9 +163,9 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
     Clock::time_point now = Clock::now();
     if (now - last_status_ >= config_.status_update_interval) RETURN_IF_ERROR(SendStatus());
     if (decoder_.replaying()) {
-      events.clear();
-      RETURN_IF_ERROR(decoder_.Replay(config_.batch_size, events));
-      RETURN_IF_ERROR(AddEvents(events));
+      events_.clear();
+      RETURN_IF_ERROR(decoder_.Replay(config_.batch_size, events_));
+      RETURN_IF_ERROR(AddEvents(events_));
       continue;
     }
     const bool idle = now - last_data_ >= config_.idle_timeout;
@@ -240,11 +239,11 @@ Status PostgresCdcSource::HandleCopyData(std::string_view data) {
   ASSIGN_OR_RETURN(ReplicationMessage message, ParseReplicationMessage(data));
   if (const auto* x = std::get_if<XLogData>(&message)) {
     last_data_ = Clock::now();
-    std::vector<TxnEvent> events;
-    Status s = decoder_.Decode(x->payload, events);
+    events_.clear();
+    Status s = decoder_.Decode(x->payload, events_);
     if (!s.ok()) return s.WithContext("at WAL position " + x->wal_start.ToString());
     if (decoder_.replaying()) ++stats_.streamed_transactions;
-    return AddEvents(events);
+    return AddEvents(events_);
   }
   const Keepalive& k = std::get<Keepalive>(message);
   ++stats_.keepalives;
@@ -341,6 +340,7 @@ Status PostgresCdcSource::AddEvents(std::vector<TxnEvent>& events) {
         if (PageFull()) {
           ready_.push_back(std::move(pending_));
           pending_ = Page();
+          ReservePending();
           pending_bytes_ = 0;
         }
       }
@@ -365,6 +365,7 @@ void PostgresCdcSource::FlushPending() {
   if (open_txn_start_ == pending_.changes.size()) {
     page.changes = std::move(pending_.changes);
     pending_.changes.clear();
+    ReservePending();
     pending_bytes_ = 0;
   } else {
     auto split = pending_.changes.begin() + static_cast<long>(open_txn_start_);

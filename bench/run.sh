@@ -1,0 +1,499 @@
+#!/usr/bin/env bash
+# faucet benchmarks, each beside the physical limit measured in the same run, on the same server
+# and the same data (results and how to read them: BENCHMARKS.md).
+#
+#   bash bench/run.sh BUILD_DIR [cdc] [apply] [snapshot]     # default: all three
+#
+# Env: BENCH_RUNS (default 5: repetitions, faucet and its limit interleaved), BENCH_BASELINE
+# (another build dir: its faucet runs too, interleaved, labelled "baseline"), BENCH_ROWS
+# (1000000), BENCH_TXNS (100000 single-row transactions), BENCH_OUT (also write the markdown
+# report there). Starts its own PostgreSQL (scripts/services.sh) and SQLite files in a temp dir,
+# and removes both on exit.
+#
+# Scenarios:
+#   cdc       postgres-cdc -> jsonl (`faucet run`) beside pg_recvlogical (pgoutput, proto 2,
+#             streaming on), on copies of one slot created before the load, so both read the same
+#             WAL: one ROWS-row transaction, and TXNS single-row transactions. Time to the last row:
+#             the output file's mtime minus the start (both tools), i.e. process start to the
+#             last byte written, without faucet's idle_timeout wait.
+#   apply     ROWS changes (60% insert, 30% update, 10% delete; 1001 transactions) streamed by
+#             postgres-cdc -> cdc_unwrap -> postgres sink (upsert) and -> sqlite sink (upsert),
+#             beside a raw COPY of ROWS rows into an unindexed table (postgres: psql COPY FROM
+#             STDIN; sqlite: sqlite3 .import). Time to the last row: the source's last transaction
+#             inserts a sentinel row; a watcher polls the destination for it every 10 ms.
+#   snapshot  `faucet mirror` (continuous: false) of a ROWS-row table into postgres (upsert) and
+#             into sqlite (upsert), beside `psql COPY TO STDOUT | psql COPY FROM STDIN` (resp.
+#             `| sqlite3 .import`) into an identical table. Snapshot phase: from the log line
+#             "captured position" to "snapshot done".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${1:?usage: bench/run.sh BUILD_DIR [cdc] [apply] [snapshot]}
+shift
+FAUCET=$(realpath "$BUILD/src/cli/faucet")
+[[ -x $FAUCET ]] || { echo "bench: no faucet binary at $FAUCET" >&2; exit 2; }
+# BENCH_BASELINE=OTHER_BUILD_DIR also runs OTHER_BUILD_DIR's faucet, interleaved, as "baseline".
+BINS=("$FAUCET")
+LABELS=(faucet)
+if [[ -n ${BENCH_BASELINE:-} ]]; then
+  BINS+=("$(realpath "$BENCH_BASELINE/src/cli/faucet")")
+  LABELS+=(baseline)
+  [[ -x ${BINS[1]} ]] || { echo "bench: no faucet binary at ${BINS[1]}" >&2; exit 2; }
+fi
+SCENARIOS=("$@")
+((${#SCENARIOS[@]})) || SCENARIOS=(cdc apply snapshot)
+RUNS=${BENCH_RUNS:-5}
+ROWS=${BENCH_ROWS:-1000000}
+TXNS=${BENCH_TXNS:-100000}
+((ROWS % 1000 == 0 && ROWS >= 10000)) || { echo "bench: BENCH_ROWS must be a multiple of 1000, >= 10000" >&2; exit 2; }
+
+WORK=$(mktemp -d /tmp/faucet-bench.XXXXXX)
+chmod 755 "$WORK"
+# Our own services dir (as scripts/test.sh does), so that a stop never touches anyone else's run.
+export FAUCET_SERVICES_DIR=/tmp/faucet-services-bench-$$
+cleanup() {
+  bash scripts/services.sh stop >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "bench: $*" >&2; }
+now() { date +%s.%N; }
+# sub A B -> A - B, in seconds
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
+rss_kb() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
+# user + system CPU seconds of a /usr/bin/time -v report
+cpu_s() { awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$1"; }
+mtime() { stat -c %.Y "$1"; }
+
+eval "$(bash scripts/services.sh start pg)"
+SRC=$FAUCET_TEST_PG_URL
+DST=${SRC%/*}/bench_dst
+psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+sqlv() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+psqlq "$SRC" -c "CREATE DATABASE bench_dst"
+
+RESULTS=$WORK/results.tsv # scenario, tool, run, rows, seconds, rss_kb, cpu_s
+# record SCENARIO TOOL RUN ROWS SECONDS TIMEFILE: the first tool recorded for a scenario is its
+# limit; tools named faucet* are compared with every other tool of the scenario.
+record() {
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$(rss_kb "$6")" "$(cpu_s "$6")" >>"$RESULTS"
+  log "$1 | $2 | run $3: $4 rows in $5 s, peak RSS $(rss_kb "$6") KiB, CPU $(cpu_s "$6") s"
+}
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
+ROW_SQL="'name-' || g, g * 0.01, g % 1000, timestamptz '2024-01-01' + g * interval '1 second', g % 2 = 0"
+TABLE_COLS="name text, amount numeric(12,2), qty int, created_at timestamptz, flag boolean"
+SQLITE_COLS="name TEXT, amount NUMERIC, qty INTEGER, created_at TEXT, flag BOOLEAN"
+
+# The big table: ROWS rows in one transaction, read by the cdc and snapshot scenarios.
+BIG_LOADED=0
+load_big() {
+  ((BIG_LOADED)) && return 0
+  psqlq "$SRC" <<SQL
+CREATE TABLE big (id bigint PRIMARY KEY, $TABLE_COLS);
+CREATE PUBLICATION pub_big FOR TABLE big;
+SELECT pg_create_logical_replication_slot('tmpl_big', 'pgoutput') \gset
+INSERT INTO big SELECT g, $ROW_SQL FROM generate_series(1, $ROWS) g;
+SQL
+  END_BIG=$(sqlv "$SRC" -c "SELECT pg_current_wal_insert_lsn()")
+  BIG_LOADED=1
+}
+
+faucet_cdc_yaml() { # name slot publication sink-yaml
+  cat <<YAML
+version: 1
+name: $1
+pipeline:
+  source:
+    type: postgres-cdc
+    config:
+      connection_url: $SRC
+      slot_name: $2
+      publication_name: $3
+      create_slot_if_missing: false
+      idle_timeout: 2
+      status_update_interval: 1
+$4
+  state:
+    type: file
+    config: { path: $WORK/state-$1 }
+YAML
+}
+
+# --- cdc ----------------------------------------------------------------------------------
+
+# pg_recvlogical ends each message with a newline: the file must end with a Stream Commit ('c',
+# 30 bytes) or a Commit ('C', 26 bytes).
+ends_with_commit() {
+  [[ $(tail -c 31 "$1" | head -c 1 | od -An -tx1) == " 63" ||
+    $(tail -c 27 "$1" | head -c 1 | od -An -tx1) == " 43" ]]
+}
+
+# recv SCENARIO TOOL TEMPLATE_SLOT PUBLICATION ENDPOS ROWS RUN OUT: pg_recvlogical on a copy of
+# the template slot, writing the raw pgoutput messages to OUT until ENDPOS. Time to the last
+# byte: OUT's mtime; for /dev/null, the process's exit.
+recv() {
+  local scenario=$1 tool=$2 tmpl=$3 pub=$4 endpos=$5 rows=$6 run=$7 out=$8 s end
+  sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('$tmpl', 'recv')" >/dev/null
+  s=$(now)
+  /usr/bin/time -v -o "$WORK/time" pg_recvlogical -d "$SRC" --start -S recv --plugin=pgoutput \
+    -o proto_version=2 -o publication_names="$pub" -o streaming=on -o messages=true \
+    --endpos="$endpos" -f "$out"
+  end=$(now)
+  if [[ $out != /dev/null ]]; then
+    ends_with_commit "$out" || { log "pg_recvlogical output does not end with a commit"; exit 1; }
+    end=$(mtime "$out")
+    rm -f "$out"
+  fi
+  record "$scenario" "$tool" "$run" "$rows" "$(sub "$end" "$s")" "$WORK/time"
+  sqlv "$SRC" -c "SELECT pg_drop_replication_slot('recv')" >/dev/null
+}
+
+# cdc_case NAME TEMPLATE_SLOT PUBLICATION ENDPOS ROWS
+cdc_case() {
+  local name=$1 tmpl=$2 pub=$3 endpos=$4 rows=$5 i s out
+  for ((i = 1; i <= RUNS; i++)); do
+    # The limit: pg_recvlogical writing the raw pgoutput messages to a file.
+    recv "cdc-$name" pg_recvlogical "$tmpl" "$pub" "$endpos" "$rows" "$i" "$WORK/recv.out"
+    # For reference (one transaction only): the same reading into /dev/null. A client that
+    # reads faster makes the walsender slower (see BENCHMARKS.md).
+    if [[ $name == big ]]; then
+      recv "cdc-$name" "pg_recvlogical > /dev/null" "$tmpl" "$pub" "$endpos" "$rows" "$i" /dev/null
+    fi
+
+    for v in "${!BINS[@]}"; do
+      bin=${BINS[$v]} label=${LABELS[$v]}
+      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('$tmpl', 'f_$name')" >/dev/null
+      out=$WORK/faucet.jsonl
+      rm -rf "$WORK/state-cdc_$name"
+      faucet_cdc_yaml "cdc_$name" "f_$name" "$pub" "  sink: { type: jsonl, config: { path: $out } }" \
+        >"$WORK/cdc.yaml"
+      s=$(now)
+      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/cdc.yaml" 2>"$WORK/faucet.log" ||
+        { cat "$WORK/faucet.log" >&2; exit 1; }
+      [[ $(wc -l <"$out") == "$rows" ]] || { log "faucet wrote $(wc -l <"$out") rows, not $rows"; exit 1; }
+      record "cdc-$name" "$label" "$i" "$rows" "$(sub "$(mtime "$out")" "$s")" "$WORK/time"
+      rm -f "$out"
+      sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_$name')" >/dev/null
+    done
+  done
+}
+
+bench_cdc() {
+  log "cdc: loading $ROWS rows in one transaction"
+  load_big
+  log "cdc: loading $TXNS single-row transactions"
+  psqlq "$SRC" <<SQL
+CREATE TABLE small (id bigint PRIMARY KEY, $TABLE_COLS);
+CREATE PUBLICATION pub_small FOR TABLE small;
+SELECT pg_create_logical_replication_slot('tmpl_small', 'pgoutput') \gset
+DO \$\$ BEGIN
+  FOR g IN 1..$TXNS LOOP
+    INSERT INTO small SELECT g, $ROW_SQL;
+    COMMIT;
+  END LOOP;
+END \$\$;
+SQL
+  local end_small
+  end_small=$(sqlv "$SRC" -c "SELECT pg_current_wal_insert_lsn()")
+  cdc_case big tmpl_big pub_big "$END_BIG" "$ROWS"
+  cdc_case small tmpl_small pub_small "$end_small" "$TXNS"
+}
+
+# --- apply --------------------------------------------------------------------------------
+
+bench_apply() {
+  local batches=$((ROWS / 1000)) i s seen
+  log "apply: writing $ROWS changes in $((batches + 1)) transactions"
+  # Batch b inserts 600 new rows and updates 300, deletes 100 of batch b-1's; the last one also
+  # inserts the sentinel id -1. 600*batches+1 inserts, 300*batches updates, 100*batches-1 deletes.
+  psqlq "$SRC" <<SQL
+CREATE TABLE mix (id bigint PRIMARY KEY, $TABLE_COLS);
+CREATE PUBLICATION pub_mix FOR TABLE mix;
+SELECT pg_create_logical_replication_slot('tmpl_mix', 'pgoutput') \gset
+DO \$\$ BEGIN
+  FOR b IN 0..$batches LOOP
+    IF b < $batches THEN
+      INSERT INTO mix SELECT g, $ROW_SQL FROM generate_series(b * 600 + 1, b * 600 + 600) g;
+    END IF;
+    IF b > 0 THEN
+      UPDATE mix SET name = name || '-u', amount = amount + 1, qty = qty + 1, flag = NOT flag
+        WHERE id BETWEEN (b - 1) * 600 + 1 AND (b - 1) * 600 + 300;
+      DELETE FROM mix WHERE id BETWEEN (b - 1) * 600 + 301
+        AND (b - 1) * 600 + CASE WHEN b = $batches THEN 399 ELSE 400 END;
+    END IF;
+    IF b = $batches THEN
+      INSERT INTO mix SELECT -1, 'sentinel', 0, 0, now(), true;
+    END IF;
+    COMMIT;
+  END LOOP;
+END \$\$;
+SQL
+  local expect end_mix
+  end_mix=$(sqlv "$SRC" -c "SELECT pg_current_wal_insert_lsn()")
+  expect=$(sqlv "$SRC" -c "SELECT count(*), sum(hashtext(t::text)::bigint) FROM mix t")
+  psqlq "$DST" -c "CREATE TABLE mix (id bigint PRIMARY KEY, $TABLE_COLS)" \
+    -c "CREATE TABLE raw (id bigint, $TABLE_COLS)"
+  psqlq "$SRC" -c "\\copy (SELECT g, $ROW_SQL FROM generate_series(1, $ROWS) g) TO '$WORK/raw.tsv'"
+  psqlq "$SRC" -c "\\copy (SELECT g, $ROW_SQL FROM generate_series(1, $ROWS) g) TO '$WORK/raw.csv' (FORMAT csv)"
+  local db=$WORK/apply.db
+  sqlite3 "$db" "PRAGMA journal_mode=WAL" "CREATE TABLE mix (id INTEGER PRIMARY KEY, $SQLITE_COLS)" \
+    "CREATE TABLE raw (id INTEGER, $SQLITE_COLS)" >/dev/null
+
+  for ((i = 1; i <= RUNS; i++)); do
+    # Postgres limit: COPY into an unindexed table.
+    psqlq "$DST" -c "TRUNCATE raw"
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" psql -X -q -v ON_ERROR_STOP=1 "$DST" -c "COPY raw FROM STDIN" <"$WORK/raw.tsv"
+    record apply-postgres "raw COPY" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+    # Decoding alone bounds any apply of this change stream: pg_recvlogical reading it.
+    recv apply-postgres "pg_recvlogical (decoding only)" tmpl_mix pub_mix "$end_mix" "$ROWS" "$i" \
+      "$WORK/recv.out"
+
+    for v in "${!BINS[@]}"; do
+      bin=${BINS[$v]} label=${LABELS[$v]}
+      psqlq "$DST" -c "TRUNCATE mix"
+      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
+      rm -rf "$WORK/state-apply_pg"
+      faucet_cdc_yaml apply_pg f_mix pub_mix "  transforms:
+    - type: cdc_unwrap
+      key: [id]
+  sink:
+    type: postgres
+    config:
+      connection_url: $DST
+      table_name: mix
+      column_mapping: auto_map
+      write_mode: upsert
+      key: [id]
+      delete_marker: { field: __op, values: [d] }" >"$WORK/apply.yaml"
+      # The watcher: one DO block polling for the sentinel (each check sees a new snapshot).
+      (psql -X -q "$DST" -c "DO \$\$ BEGIN WHILE NOT EXISTS (SELECT 1 FROM mix WHERE id = -1) LOOP
+          PERFORM pg_sleep(0.01); END LOOP; END \$\$" && now >"$WORK/seen") &
+      local watcher=$!
+      sleep 0.3
+      s=$(now)
+      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/apply.yaml" 2>"$WORK/faucet.log" ||
+        { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
+      wait "$watcher"
+      seen=$(cat "$WORK/seen")
+      [[ $(sqlv "$DST" -c "SELECT count(*), sum(hashtext(t::text)::bigint) FROM mix t") == "$expect" ]] ||
+        { log "postgres destination differs from the source"; exit 1; }
+      record apply-postgres "$label" "$i" "$ROWS" "$(sub "$seen" "$s")" "$WORK/time"
+      sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
+    done
+
+    # SQLite limit: .import into an unindexed table, with the sink's journal settings.
+    sqlite3 "$db" "DELETE FROM raw" "VACUUM" >/dev/null
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" sqlite3 "$db" "PRAGMA synchronous=FULL" ".import --csv $WORK/raw.csv raw"
+    record apply-sqlite "raw .import" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+
+    for v in "${!BINS[@]}"; do
+      bin=${BINS[$v]} label=${LABELS[$v]}
+      sqlite3 "$db" "DELETE FROM mix" "DELETE FROM raw" "VACUUM" >/dev/null
+      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
+      rm -rf "$WORK/state-apply_sqlite"
+      faucet_cdc_yaml apply_sqlite f_mix pub_mix "  transforms:
+    - type: cdc_unwrap
+      key: [id]
+  sink:
+    type: sqlite
+    config:
+      database_url: $db
+      table_name: mix
+      column_mapping: auto_map
+      write_mode: upsert
+      key: [id]
+      delete_marker: { field: __op, values: [d] }" >"$WORK/apply.yaml"
+      (until [[ $(sqlite3 -cmd ".timeout 2000" "$db" "SELECT count(*) FROM mix WHERE id = -1" 2>/dev/null) == 1 ]]; do
+        sleep 0.01
+      done && now >"$WORK/seen") &
+      watcher=$!
+      s=$(now)
+      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/apply.yaml" 2>"$WORK/faucet.log" ||
+        { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
+      wait "$watcher"
+      seen=$(cat "$WORK/seen")
+      [[ $(sqlite3 "$db" "SELECT count(*) FROM mix") == "${expect%%|*}" ]] ||
+        { log "sqlite destination has $(sqlite3 "$db" "SELECT count(*) FROM mix") rows, not ${expect%%|*}"; exit 1; }
+      record apply-sqlite "$label" "$i" "$ROWS" "$(sub "$seen" "$s")" "$WORK/time"
+      sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
+    done
+  done
+}
+
+# --- snapshot -----------------------------------------------------------------------------
+
+mirror_yaml() { # name slot sink-yaml [snapshot batch_size]
+  cat <<YAML
+version: 1
+name: $1
+pipeline:
+  source:
+    type: postgres-cdc
+    config:
+      connection_url: $SRC
+      slot_name: $2
+      publication_name: pub_big
+      idle_timeout: 2
+      status_update_interval: 1
+  transforms:
+    - type: cdc_unwrap
+      key: [id]
+$3
+  state:
+    type: file
+    config: { path: $WORK/state-$1 }
+mirror:
+  mode: snapshot_then_cdc
+  continuous: false
+  snapshot:
+    source:
+      type: postgres
+      config:
+        connection_url: $SRC
+        query: "SELECT * FROM public.big"
+        batch_size: ${4:-1000}
+YAML
+}
+
+# Seconds between the mirror's "captured position" and "snapshot done" log lines.
+snapshot_seconds() {
+  awk '
+    function secs(ts) { split(substr(ts, 12, 12), p, ":"); return p[1] * 3600 + p[2] * 60 + p[3] }
+    / captured position / { a = secs($1) }
+    / snapshot done, / { b = secs($1) }
+    END { if (a == "" || b == "") exit 1; d = b - a; if (d < 0) d += 86400; printf "%.3f", d }' "$1"
+}
+
+bench_snapshot() {
+  log "snapshot: loading $ROWS rows"
+  load_big
+  psqlq "$DST" -c "CREATE TABLE snap (id bigint PRIMARY KEY, $TABLE_COLS)" \
+    -c "CREATE TABLE snap_pipe (id bigint PRIMARY KEY, $TABLE_COLS)"
+  local db=$WORK/snap.db i s secs
+  sqlite3 "$db" "PRAGMA journal_mode=WAL" "CREATE TABLE snap (id INTEGER PRIMARY KEY, $SQLITE_COLS)" \
+    "CREATE TABLE snap_pipe (id INTEGER PRIMARY KEY, $SQLITE_COLS)" >/dev/null
+  for ((i = 1; i <= RUNS; i++)); do
+    psqlq "$DST" -c "TRUNCATE snap_pipe"
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT' |
+      psql -X -q -v ON_ERROR_STOP=1 '$DST' -c 'COPY snap_pipe FROM STDIN'"
+    record snapshot-postgres "COPY pipe" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+
+    for batch in 1000 10000; do
+      for v in "${!BINS[@]}"; do
+        bin=${BINS[$v]} label=${LABELS[$v]}
+        psqlq "$DST" -c "TRUNCATE snap"
+        rm -rf "$WORK/state-snap_pg"
+        mirror_yaml snap_pg mirror_pg "  sink:
+    type: postgres
+    config: { connection_url: $DST, table_name: snap, column_mapping: auto_map,
+              write_mode: upsert, key: [id], delete_marker: { field: __op, values: [d] } }" "$batch" \
+          >"$WORK/mirror.yaml"
+        /usr/bin/time -v -o "$WORK/time" "$bin" mirror "$WORK/mirror.yaml" 2>"$WORK/faucet.log" ||
+          { cat "$WORK/faucet.log" >&2; exit 1; }
+        secs=$(snapshot_seconds "$WORK/faucet.log") || { cat "$WORK/faucet.log" >&2; exit 1; }
+        [[ $(sqlv "$DST" -c "SELECT count(*) FROM snap") == "$ROWS" ]] || { log "mirror copied too few rows"; exit 1; }
+        record snapshot-postgres "$label (batch_size $batch)" "$i" "$ROWS" "$secs" "$WORK/time"
+        grep -o 'snapshot: [0-9]* rows, [0-9]* rows/s' "$WORK/faucet.log" | tail -1 >&2 || true
+        sqlv "$SRC" -c "SELECT pg_drop_replication_slot('mirror_pg')" >/dev/null
+      done
+    done
+
+    sqlite3 "$db" "DELETE FROM snap_pipe" "VACUUM" >/dev/null
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT (FORMAT csv)' |
+      sqlite3 '$db' 'PRAGMA synchronous=FULL' '.import --csv /dev/stdin snap_pipe'"
+    record snapshot-sqlite "COPY TO + .import" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+
+    sqlite3 "$db" "DELETE FROM snap_pipe" "VACUUM" >/dev/null
+    for batch in 1000 10000; do
+      for v in "${!BINS[@]}"; do
+        bin=${BINS[$v]} label=${LABELS[$v]}
+        sqlite3 "$db" "DELETE FROM snap" "VACUUM" >/dev/null
+        rm -rf "$WORK/state-snap_sqlite"
+        mirror_yaml snap_sqlite mirror_sqlite "  sink:
+    type: sqlite
+    config: { database_url: $db, table_name: snap, column_mapping: auto_map,
+              write_mode: upsert, key: [id], delete_marker: { field: __op, values: [d] } }" "$batch" \
+          >"$WORK/mirror.yaml"
+        /usr/bin/time -v -o "$WORK/time" "$bin" mirror "$WORK/mirror.yaml" 2>"$WORK/faucet.log" ||
+          { cat "$WORK/faucet.log" >&2; exit 1; }
+        secs=$(snapshot_seconds "$WORK/faucet.log") || { cat "$WORK/faucet.log" >&2; exit 1; }
+        [[ $(sqlite3 "$db" "SELECT count(*) FROM snap") == "$ROWS" ]] || { log "mirror copied too few rows"; exit 1; }
+        record snapshot-sqlite "$label (batch_size $batch)" "$i" "$ROWS" "$secs" "$WORK/time"
+        grep -o 'snapshot: [0-9]* rows, [0-9]* rows/s' "$WORK/faucet.log" | tail -1 >&2 || true
+        sqlv "$SRC" -c "SELECT pg_drop_replication_slot('mirror_sqlite')" >/dev/null
+      done
+    done
+  done
+  sqlite3 "$db" "DELETE FROM snap" "VACUUM" >/dev/null
+}
+
+# --- report -------------------------------------------------------------------------------
+
+report() {
+  echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); nproc $(nproc); CPU $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo);" \
+    "$(sqlv "$SRC" -c "SELECT split_part(version(), ' on ', 1)"); load average (1/5/15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "Command: bash bench/run.sh $BUILD ${SCENARIOS[*]} (BENCH_RUNS=$RUNS BENCH_ROWS=$ROWS BENCH_TXNS=$TXNS)"
+  echo
+  # Per scenario and tool: the runs (seconds), medians of seconds, rows/s, peak RSS and CPU; then
+  # each faucet tool against each other tool: the ratio of the median rates and the median of the
+  # per-run ratios (runs are interleaved, so run i of both saw the same machine).
+  awk -F'\t' '
+    function median(list,   n, a, i, j, t) {
+      n = split(list, a, " ")
+      for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    {
+      if (!($1 in ntools)) { order[++n] = $1; ntools[$1] = 0 }
+      key = $1 SUBSEP $2
+      if (!(key in secs)) tool[$1, ++ntools[$1]] = $2
+      secs[key] = secs[key] (secs[key] == "" ? "" : " ") $5
+      rss[key] = rss[key] (rss[key] == "" ? "" : " ") $6
+      cpu[key] = cpu[key] (cpu[key] == "" ? "" : " ") $7
+      rows[$1] = $4
+      t[$1, $2, $3] = $5
+      if ($3 > runs[$1]) runs[$1] = $3
+    }
+    END {
+      for (k = 1; k <= n; k++) {
+        s = order[k]
+        printf "### %s (%d rows)\n\n", s, rows[s]
+        printf "| tool | runs (s) | median s | median rows/s | peak RSS MiB | CPU s |\n|---|---|---|---|---|---|\n"
+        for (x = 1; x <= ntools[s]; x++) {
+          key = s SUBSEP tool[s, x]
+          rate[x] = rows[s] / median(secs[key])
+          printf "| %s | %s | %.3f | %.0f | %.1f | %.2f |\n", tool[s, x], secs[key], median(secs[key]), rate[x], median(rss[key]) / 1024, median(cpu[key])
+        }
+        printf "\n"
+        for (x = 1; x <= ntools[s]; x++) {
+          if (tool[s, x] !~ /^faucet/) continue
+          for (y = 1; y <= ntools[s]; y++) {
+            if (tool[s, y] ~ /^faucet/) continue
+            # a baseline only against the faucet run of the same variant
+            if (tool[s, y] ~ /^baseline/ && substr(tool[s, y], 9) != substr(tool[s, x], 7)) continue
+            pr = ""
+            for (r = 1; r <= runs[s]; r++) pr = pr (pr == "" ? "" : " ") sprintf("%.2f", t[s, tool[s, y], r] / t[s, tool[s, x], r])
+            printf "- %s / %s: **%.2f** (ratio of medians); per run: %s (median %.2f)\n", tool[s, x], tool[s, y], rate[x] / rate[y], pr, median(pr)
+          }
+        }
+        printf "\n"
+      }
+    }' "$RESULTS"
+}
+
+for scenario in "${SCENARIOS[@]}"; do
+  case $scenario in
+  cdc) bench_cdc ;;
+  apply) bench_apply ;;
+  snapshot) bench_snapshot ;;
+  *) echo "bench: unknown scenario '$scenario' (cdc, apply, snapshot)" >&2; exit 2 ;;
+  esac
+done
+if [[ -n ${BENCH_OUT:-} ]]; then report | tee "$BENCH_OUT"; else report; fi
