@@ -15,16 +15,20 @@
 #             streaming on), on copies of one slot created before the load, so both read the same
 #             WAL: one ROWS-row transaction, and TXNS single-row transactions. Time to the last row:
 #             the output file's mtime minus the start (both tools), i.e. process start to the
-#             last byte written, without faucet's idle_timeout wait.
+#             last byte written, without faucet's idle_timeout wait. For the big transaction,
+#             pg_recvlogical into /dev/null too (process time), for reference.
 #   apply     ROWS changes (60% insert, 30% update, 10% delete; 1001 transactions) streamed by
 #             postgres-cdc -> cdc_unwrap -> postgres sink (upsert) and -> sqlite sink (upsert),
 #             beside a raw COPY of ROWS rows into an unindexed table (postgres: psql COPY FROM
-#             STDIN; sqlite: sqlite3 .import). Time to the last row: the source's last transaction
-#             inserts a sentinel row; a watcher polls the destination for it every 10 ms.
+#             STDIN; sqlite: sqlite3 .import), and beside pg_recvlogical reading the same changes
+#             (decoding alone). Time to the last row: the source's last transaction inserts a
+#             sentinel row; a watcher polls the destination for it every 10 ms.
 #   snapshot  `faucet mirror` (continuous: false) of a ROWS-row table into postgres (upsert) and
 #             into sqlite (upsert), beside `psql COPY TO STDOUT | psql COPY FROM STDIN` (resp.
-#             `| sqlite3 .import`) into an identical table. Snapshot phase: from the log line
-#             "captured position" to "snapshot done".
+#             `| sqlite3 .import`) into an identical table, with the snapshot query's batch_size
+#             1000 (the default) and 10000. Snapshot phase: from the log line "captured position"
+#             to "snapshot done".
+# Also: bench/decode_render.cc, a CPU micro-benchmark of the CDC decode/render path (no server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
