@@ -16,20 +16,19 @@ std::string Names(const std::vector<Kind>& kinds, Pred pred) {
 
 // write_mode upsert|delete with a non-empty key: a replayed row overwrites itself.
 bool SinkDedupsByKey(const config::Document& doc) {
-  const YAML::Node& cfg = doc.sink.config.node();
-  if (!cfg.IsMap() || !cfg["write_mode"] || !cfg["write_mode"].IsScalar()) return false;
-  std::string mode = cfg["write_mode"].Scalar();
+  std::string mode = SinkWriteMode(doc);
   if (mode != "upsert" && mode != "delete") return false;
+  const YAML::Node& cfg = doc.sink.config.node();
   return cfg["key"] && cfg["key"].IsSequence() && cfg["key"].size() > 0;
 }
 
-bool SinkOverwrites(const config::Document& doc) {
-  const YAML::Node& cfg = doc.sink.config.node();
-  return cfg.IsMap() && cfg["write_mode"] && cfg["write_mode"].IsScalar() &&
-         cfg["write_mode"].Scalar() == "overwrite";
-}
-
 }  // namespace
+
+std::string SinkWriteMode(const config::Document& doc) {
+  const YAML::Node& cfg = doc.sink.config.node();
+  if (!cfg.IsMap() || !cfg["write_mode"] || !cfg["write_mode"].IsScalar()) return "append";
+  return cfg["write_mode"].Scalar();
+}
 
 const char* GuaranteeName(Guarantee g) {
   switch (g) {
@@ -61,7 +60,7 @@ Result<Guarantee> DeriveDelivery(const config::Document& doc) {
   auto fail = [&](const std::string& why) {
     return doc.root.Error("delivery", "exactly_once " + why);
   };
-  if (SinkOverwrites(doc)) return fail("is not compatible with write_mode: overwrite");
+  if (SinkWriteMode(doc) == "overwrite") return fail("is not compatible with write_mode: overwrite");
   if (atomic && deterministic && durable_state && !doc.dlq) return Guarantee::kAtomicWatermark;
   if (keyed) return Guarantee::kKeyedUpsert;
   if (!deterministic) {

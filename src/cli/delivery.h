@@ -24,6 +24,9 @@ const char* GuaranteeName(Guarantee g);
 // state store, DLQ.
 Result<Guarantee> DeriveDelivery(const config::Document& doc);
 
+// The sink's `write_mode` as written in the config ("append" when absent or not a string).
+std::string SinkWriteMode(const config::Document& doc);
+
 // The pipeline write path for a guarantee: only the atomic watermark changes it.
 Delivery PipelineDelivery(Guarantee g);
 

@@ -1,5 +1,6 @@
 #include "mirror/mirror_config.h"
 
+#include "cli/delivery.h"
 #include "cli/registry.h"
 
 namespace faucet::mirror {
@@ -78,9 +79,7 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
                                    "one is dropped with the session that created "
                                    "it, and the captured position with it");
   }
-  const YAML::Node& sink_cfg = doc.sink.config.node();
-  bool upsert = sink_cfg.IsMap() && sink_cfg["write_mode"] && sink_cfg["write_mode"].IsScalar() &&
-                sink_cfg["write_mode"].Scalar() == "upsert";
+  bool upsert = cli::SinkWriteMode(doc) == "upsert";
   if (!upsert) {
     warnings.push_back(doc.sink.spec.Where("type") +
                        ": pipeline.sink: not write_mode: upsert, so changes in the overlap of the "
