@@ -25,6 +25,14 @@ class Sink {
   // an error nothing written since the last successful Flush may be assumed durable.
   virtual Status Flush() = 0;
 
+  // Announces, before the first Write, that the run is one bulk load (a mirror's snapshot): its pages
+  // carry no bookmark and insert rows, and when the run fails the caller redoes the whole
+  // load. A sink may then keep one transaction (one COPY) open across Writes until Flush, so
+  // an error may surface at a later Write or at Flush, discarding every page since the last
+  // Flush; a row the target refuses then fails with kInvalidArgument without being isolated
+  // (the caller redoes the load without this call to name the row). Sinks may ignore it.
+  virtual void BeginBulkLoad() {}
+
   // Like Write, but a row the target cannot take (missing or null key, a value the column
   // cannot hold) does not fail the page: it is left out, reported in `rejected` with its index
   // in page.changes and an error naming the table, key and column, and the rest is written.

@@ -93,14 +93,41 @@ Result<Bookmark> Mirror::Bootstrap() {
 
 Result<bool> Mirror::Snapshot(const Bookmark& position) {
   const std::string& name = built_.doc.name;
-  std::vector<std::string> warnings;  // already reported by validation
-  ASSIGN_OR_RETURN(cli::PipelineParts parts,
-                   cli::MakeParts(built_.doc, config_.snapshot_source, true, warnings));
   status_.phase = "snapshot";
   status_.snapshot_rows = 0;
   status_.snapshot_started_ms = NowMs();
   status_.snapshot_estimate = EstimateSnapshotRows(config_.snapshot_source);
   SaveStatus();
+
+  // Without a DLQ the snapshot is one bulk load: a refused row fails it whole, and it is then
+  // redone page by page, which names the row (and its key and column).
+  const bool bulk = !built_.doc.dlq.has_value();
+  Result<PipelineStats> stats = SnapshotPass(position, bulk);
+  if (!stats.ok() && bulk && stats.status().code() == StatusCode::kInvalidArgument) {
+    spdlog::warn("mirror {}: the bulk snapshot load was refused ({}); redoing it page by page",
+                 name, stats.status().message());
+    stats = SnapshotPass(position, false);
+  }
+  if (!stats.ok()) return stats.status().WithContext("mirror snapshot phase failed");
+  if (stats->stopped) {
+    spdlog::info("mirror {}: stopped during the snapshot; the next run redoes it from {}", name,
+                 position.ToString());
+    return false;
+  }
+  status_.snapshot_rows = stats->changes;
+  status_.snapshot_finished_ms = NowMs();
+  RETURN_IF_ERROR(PutMarker("cdc", true, position));
+  spdlog::info("mirror {}: snapshot done, {} rows; streaming from {}", name, stats->changes,
+               position.ToString());
+  return true;
+}
+
+Result<PipelineStats> Mirror::SnapshotPass(const Bookmark& position, bool bulk) {
+  const std::string& name = built_.doc.name;
+  std::vector<std::string> warnings;  // already reported by validation
+  ASSIGN_OR_RETURN(cli::PipelineParts parts,
+                   cli::MakeParts(built_.doc, config_.snapshot_source, true, warnings));
+  if (bulk) parts.sink->BeginBulkLoad();
 
   // The snapshot is not resumable: its progress lives in memory and a crash redoes it.
   MemoryStateStore scratch;
@@ -123,20 +150,11 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   }
   Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, scratch, options);
   Result<PipelineStats> stats = pipeline.Run();
-  exported_.reset();  // the read is done (or failed): release the exporting session
+  // The read is done (or failed): release the exporting session. A redo reads the table
+  // as it is then, P plus upsert.
+  exported_.reset();
   progress.Finish(stats.ok() ? stats->changes : status_.snapshot_rows);
-  if (!stats.ok()) return stats.status().WithContext("mirror snapshot phase failed");
-  if (stats->stopped) {
-    spdlog::info("mirror {}: stopped during the snapshot; the next run redoes it from {}", name,
-                 position.ToString());
-    return false;
-  }
-  status_.snapshot_rows = stats->changes;
-  status_.snapshot_finished_ms = NowMs();
-  RETURN_IF_ERROR(PutMarker("cdc", true, position));
-  spdlog::info("mirror {}: snapshot done, {} rows; streaming from {}", name, stats->changes,
-               position.ToString());
-  return true;
+  return stats;
 }
 
 Status Mirror::RunCdcCycle() {

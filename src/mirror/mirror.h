@@ -42,6 +42,8 @@ class Mirror {
   Result<Bookmark> Bootstrap();
   // False when a stop request interrupted the snapshot.
   Result<bool> Snapshot(const Bookmark& position);
+  // One pipeline run of the snapshot; `bulk` makes it one bulk load (Sink::BeginBulkLoad).
+  Result<PipelineStats> SnapshotPass(const Bookmark& position, bool bulk);
   Status Stream();
   Status RunCdcCycle();
   Status PutMarker(const char* phase, bool snapshot_done, const Bookmark& position);

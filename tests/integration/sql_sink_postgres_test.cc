@@ -251,6 +251,113 @@ TEST(PostgresSink, TargetColumnsNamedLikeTheStagingBookkeepingWork) {
   EXPECT_EQ(pg.Query("SELECT string_agg(id::text, ',' ORDER BY id) FROM " + table)[0][0], "1,3");
 }
 
+// A bulk load (a mirror's snapshot) goes into one transaction through one COPY: invisible
+// until Flush, then all there.
+TEST(PostgresSink, BulkLoadIsOneTransactionCommittedAtFlush) {
+  PostgresBackend pg;
+  const std::string table = testing::UniqueName("bulk");
+  pg.Exec(pg.ItemsDdl(table));
+  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  sink->BeginBulkLoad();
+  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  for (int p = 0; p < 3; ++p) {
+    std::vector<Change> changes;
+    for (int i = 1; i <= 2; ++i) {
+      std::string id = std::to_string(p * 2 + i);
+      changes.push_back(Read(rel, {T(id.c_str()), T("n"), Null(), T(id.c_str())}));
+    }
+    ASSERT_TRUE(sink->Write(PageOf(std::move(changes))).ok());
+  }
+  EXPECT_EQ(Dump(pg, table), "");  // not committed yet
+  ASSERT_TRUE(sink->Flush().ok());
+  EXPECT_EQ(Dump(pg, table), "1|n|NULL|1;2|n|NULL|2;3|n|NULL|3;4|n|NULL|4;5|n|NULL|5;6|n|NULL|6");
+  // After the load, pages are upserts again, each in its own transaction.
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("m"), Null(), T("9")})})).ok());
+  EXPECT_EQ(pg.Query("SELECT name FROM " + table + " WHERE id = 1")[0][0], "m");
+  ASSERT_TRUE(sink->Finish(true).ok());
+}
+
+TEST(PostgresSink, BulkLoadAbandonedByAFailedRunLeavesNothing) {
+  PostgresBackend pg;
+  const std::string table = testing::UniqueName("bulk");
+  pg.Exec(pg.ItemsDdl(table));
+  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  sink->BeginBulkLoad();
+  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")})})).ok());
+  ASSERT_TRUE(sink->Finish(false).ok());
+  EXPECT_EQ(Dump(pg, table), "");
+}
+
+// A keyed table that already holds rows cannot take a COPY of upserts: the load upserts page
+// by page instead.
+TEST(PostgresSink, BulkLoadIntoATableWithRowsUpserts) {
+  PostgresBackend pg;
+  const std::string table = testing::UniqueName("bulk");
+  pg.Exec(pg.ItemsDdl(table));
+  pg.Exec("INSERT INTO " + table + " VALUES (1, 'old', NULL, 0)");
+  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  sink->BeginBulkLoad();
+  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("new"), Null(), T("1")}),
+                                  Read(rel, {T("2"), T("b"), Null(), T("2")})}))
+                  .ok());
+  EXPECT_EQ(Dump(pg, table), "1|new|NULL|1;2|b|NULL|2");  // committed by the Write
+  ASSERT_TRUE(sink->Flush().ok());
+}
+
+// A key repeated across pages, or a value the column refuses, fails the whole load (no row
+// is isolated: the caller redoes the load page by page); the error places the row in the load.
+TEST(PostgresSink, BulkLoadRefusingARowFailsTheWholeLoad) {
+  PostgresBackend pg;
+  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  for (const char* bad : {"duplicate", "value"}) {
+    const std::string table = testing::UniqueName("bulk");
+    pg.Exec(pg.ItemsDdl(table));
+    auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+    ASSERT_NE(sink, nullptr);
+    sink->BeginBulkLoad();
+    ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
+                                    Read(rel, {T("2"), T("b"), Null(), T("2")})}))
+                    .ok());
+    Page second = std::string(bad) == "duplicate"
+                      ? PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+                                Read(rel, {T("2"), T("again"), Null(), T("2")})})
+                      : PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+                                Read(rel, {T("4"), T("d"), Null(), T("four")})});
+    Status st = sink->Write(second);
+    if (st.ok()) st = sink->Flush();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad << ": " << st.ToString();
+    EXPECT_NE(st.message().find("bulk load, row 4"), std::string::npos) << st.message();
+    if (std::string(bad) == "value") {
+      EXPECT_NE(st.message().find("column qty"), std::string::npos) << st.message();
+    }
+    ASSERT_TRUE(sink->Finish(false).ok());
+    EXPECT_EQ(Dump(pg, table), "") << bad;
+  }
+}
+
+// A page that deletes is not part of a load: what the load holds is committed and the page is
+// written the usual way.
+TEST(PostgresSink, BulkLoadEndsAtAPageThatDeletes) {
+  PostgresBackend pg;
+  const std::string table = testing::UniqueName("bulk");
+  pg.Exec(pg.ItemsDdl(table));
+  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  sink->BeginBulkLoad();
+  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
+                                  Read(rel, {T("2"), T("b"), Null(), T("2")})}))
+                  .ok());
+  ASSERT_TRUE(sink->Write(PageOf({Delete(rel, {T("1"), Null(), Null(), Null()})})).ok());
+  EXPECT_EQ(Dump(pg, table), "2|b|NULL|2");
+  ASSERT_TRUE(sink->Flush().ok());
+}
+
 TEST(PostgresSink, ConnectionFailureIsUnavailableWithThePasswordRedacted) {
   auto sink = MakePostgresSink(
       Yaml("{connection_url: 'postgres://faucet:s3cret@127.0.0.1:1/faucet', table_name: t}"));

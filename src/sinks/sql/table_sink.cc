@@ -54,6 +54,10 @@ Status TableSink::WritePage(const Page& page, const std::string* scope, const st
     rejected->insert(rejected->end(), plan.rejected().begin(), plan.rejected().end());
   }
   if (plan.size() == 0 && token == nullptr) return Status::Ok();
+  if (bulk_ != Bulk::kOff && token == nullptr && rejected == nullptr) {
+    ASSIGN_OR_RETURN(bool bulk, WriteBulk(plan));
+    if (bulk) return Status::Ok();
+  }
 
   RETURN_IF_ERROR(Begin());
   std::vector<FailedRow> failed;
@@ -80,7 +84,39 @@ Status TableSink::WritePage(const Page& page, const std::string* scope, const st
   return Status::Ok();
 }
 
+Result<bool> TableSink::WriteBulk(const WritePlan& plan) {
+  if (plan.deletes() > 0) {  // not a load: commit what it holds and write the usual way
+    const bool open = bulk_ == Bulk::kOpen;
+    bulk_ = Bulk::kOff;
+    if (open) RETURN_IF_ERROR(BulkCommit());
+    return false;
+  }
+  if (bulk_ == Bulk::kRequested) {
+    ASSIGN_OR_RETURN(bool started, BulkStart(plan));
+    bulk_ = started ? Bulk::kOpen : Bulk::kOff;
+    if (!started) return false;
+  }
+  Status appended = BulkAppend(plan);
+  if (!appended.ok()) {
+    bulk_ = Bulk::kOff;
+    BulkRollback();
+    return appended;
+  }
+  return true;
+}
+
+Status TableSink::Flush() {
+  if (bulk_ == Bulk::kRequested) bulk_ = Bulk::kOff;
+  if (bulk_ != Bulk::kOpen) return Status::Ok();
+  bulk_ = Bulk::kOff;
+  Status committed = BulkCommit();
+  if (!committed.ok()) BulkRollback();
+  return committed;
+}
+
 Status TableSink::Finish(bool completed) {
+  if (bulk_ == Bulk::kOpen) BulkRollback();  // not flushed: the load is abandoned
+  bulk_ = Bulk::kOff;
   if (spec_.mode != WriteMode::kOverwrite) return Status::Ok();
   if (!completed) {
     if (!overwrite_created_) return Status::Ok();

@@ -10,6 +10,12 @@
 //   WriteIdempotent  as Write, plus the commit token in the same transaction.
 // Overwrite mode writes into a new table created before the first page; Finish(true) swaps it
 // in, Finish(false) drops it and leaves the old table as it was.
+//
+// The exception is a bulk load (BeginBulkLoad) into a sink that implements the Bulk* hooks:
+// its Writes go into one transaction that Flush commits and Finish(false) rolls back. The load
+// ends at Flush, or at a page that deletes (written the usual way after committing the load);
+// a sink that answers false from BulkStart (e.g. a keyed target already holding rows) writes
+// every page the usual way.
 #pragma once
 
 #include <memory>
@@ -36,8 +42,9 @@ class TableSink : public Sink {
   Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) final;
   Status WriteIdempotent(const Page& page, const std::string& scope,
                          const std::string& token) final;
-  // Every Write* commits before it returns: nothing is left to flush.
-  Status Flush() override { return Status::Ok(); }
+  void BeginBulkLoad() final { bulk_ = Bulk::kRequested; }
+  // Every Write* commits before it returns: only a bulk load is left to commit.
+  Status Flush() final;
   Status Finish(bool completed) final;
 
  protected:
@@ -73,8 +80,25 @@ class TableSink : public Sink {
   virtual Status CreateOverwriteTable() = 0;
   virtual Status SwapOverwriteTable() = 0;
   virtual Status DropOverwriteTable() = 0;
+  // Bulk load: BulkStart opens the load's transaction, or answers false when the target cannot
+  // take the load (nothing is then open); BulkAppend adds the plan's rows, all inserts or
+  // upserts of new keys, to it; BulkCommit commits it; BulkRollback abandons it (best effort).
+  // The defaults decline: every page gets its own transaction.
+  virtual Result<bool> BulkStart(const WritePlan& plan) {
+    (void)plan;
+    return false;
+  }
+  virtual Status BulkAppend(const WritePlan& plan) {
+    (void)plan;
+    return Internal("bulk load not supported");
+  }
+  virtual Status BulkCommit() { return Status::Ok(); }
+  virtual void BulkRollback() {}
 
  private:
+  // Writes the page into the bulk load when one is requested or open; false when the page
+  // must take the usual path.
+  Result<bool> WriteBulk(const WritePlan& plan);
   Status WritePage(const Page& page, const std::string* scope, const std::string* token,
                    std::vector<RejectedRow>* rejected);
 
@@ -83,6 +107,8 @@ class TableSink : public Sink {
   std::unique_ptr<WritePlan> plan_;
   bool overwrite_created_ = false;
   bool token_table_ready_ = false;
+  enum class Bulk { kOff, kRequested, kOpen };
+  Bulk bulk_ = Bulk::kOff;
 };
 
 }  // namespace faucet::sql
