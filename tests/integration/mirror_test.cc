@@ -352,33 +352,52 @@ TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
   EXPECT_NE(r.output.find("retrying"), std::string::npos) << r.output;
 }
 
+// Table `t` (id int8 PRIMARY KEY, v text) in its own publication "<t>_pub", filled by `rows`.
+void PublishTable(TestDb& src, const std::string& t, const std::string& rows) {
+  src.Exec("CREATE TABLE " + t + " (id int8 PRIMARY KEY, v text)");
+  src.Exec("CREATE PUBLICATION " + t + "_pub FOR TABLE " + t);
+  src.Exec("INSERT INTO " + t + " " + rows);
+}
+
+// The config of a one-shot (continuous: false) mirror of table `t` of `src_url` through
+// cdc_unwrap into `sink` (a flow mapping), its state under `dir`; returns its path.
+std::string OneShotMirrorConfig(const std::string& src_url, const std::string& t,
+                                const std::string& dir, const std::string& sink,
+                                const std::string& query) {
+  std::string config = dir + "/" + t + ".yaml";
+  std::ofstream(config)
+      << "name: " << t << "\npipeline:\n"
+      << "  source: {type: postgres-cdc, config: {connection_url: '" << src_url
+      << "', slot_name: " << t << "_slot, publication_name: " << t
+      << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
+      << "  transforms: [{type: cdc_unwrap}]\n"
+      << "  sink: " << sink << "\n"
+      << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
+      << "mirror: {mode: snapshot_then_cdc, continuous: false, snapshot: {source: {type: "
+      << "postgres, config: {connection_url: '" << src_url << "', query: '" << query
+      << "'}}}}\n";
+  return config;
+}
+
 // A snapshot row the destination refuses fails the fast bulk load; the snapshot is then redone
 // page by page, which names the row's key and column, and nothing is committed past it.
 TEST(MirrorBulk, ARefusedSnapshotRowIsNamedByKeyAndColumn) {
   TestDb src;
   std::string t = testing::UniqueName("refuse");
   std::string dir = testing::TempDir("refuse");
-  src.Exec("CREATE TABLE " + t + " (id int8 PRIMARY KEY, v text)");
-  src.Exec("CREATE PUBLICATION " + t + "_pub FOR TABLE " + t);
-  src.Exec("INSERT INTO " + t + " SELECT g, CASE WHEN g = 4321 THEN repeat('x', 20) ELSE 'ok' "
-           "END FROM generate_series(1, 10000) g");
+  PublishTable(src, t,
+               "SELECT g, CASE WHEN g = 4321 THEN repeat('x', 20) ELSE 'ok' END "
+               "FROM generate_series(1, 10000) g");
   SlotGuard guard(src.url(), t + "_slot");
   src.Exec("CREATE DATABASE " + t);
   std::string dest_url = src.url().substr(0, src.url().rfind('/') + 1) + t;
   TestDb dest(dest_url);
   dest.Exec("CREATE TABLE " + t + " (id int8 PRIMARY KEY, v varchar(10))");
-  std::string config = dir + "/refuse.yaml";
-  std::ofstream(config)
-      << "name: " << t << "\npipeline:\n"
-      << "  source: {type: postgres-cdc, config: {connection_url: '" << src.url()
-      << "', slot_name: " << t << "_slot, publication_name: " << t << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-      << "  transforms: [{type: cdc_unwrap}]\n"
-      << "  sink: {type: postgres, config: {connection_url: '" << dest_url << "', table_name: " << t
-      << ", column_mapping: auto_map, write_mode: upsert, key: [id]}}\n"
-      << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
-      << "mirror: {mode: snapshot_then_cdc, continuous: false, snapshot: {source: {type: "
-      << "postgres, config: {connection_url: '" << src.url() << "', query: 'SELECT * FROM " << t
-      << " ORDER BY id'}}}}\n";
+  std::string config = OneShotMirrorConfig(
+      src.url(), t, dir,
+      "{type: postgres, config: {connection_url: '" + dest_url + "', table_name: " + t +
+          ", column_mapping: auto_map, write_mode: upsert, key: [id]}}",
+      "SELECT * FROM " + t + " ORDER BY id");
   testing::ProcessResult r = testing::RunProcess({FAUCET_BINARY, "mirror", config});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("redoing it page by page"), std::string::npos) << r.output;
@@ -396,22 +415,11 @@ TEST(MirrorExactCut, RowsInsertedDuringTheSnapshotAppearExactlyOnceInAnAppendSin
   TestDb src;
   std::string t = testing::UniqueName("cut");
   std::string dir = testing::TempDir("cut");
-  src.Exec("CREATE TABLE " + t + " (id int8 PRIMARY KEY, v text)");
-  src.Exec("CREATE PUBLICATION " + t + "_pub FOR TABLE " + t);
-  src.Exec("INSERT INTO " + t + " SELECT g, repeat('x', 200) FROM generate_series(1, 300000) g");
+  PublishTable(src, t, "SELECT g, repeat('x', 200) FROM generate_series(1, 300000) g");
   SlotGuard guard(src.url(), t + "_slot");
-  std::string config = dir + "/cut.yaml";
-  std::ofstream(config)
-      << "name: " << t << "\npipeline:\n"
-      << "  source: {type: postgres-cdc, config: {connection_url: '" << src.url()
-      << "', slot_name: " << t << "_slot, publication_name: " << t
-      << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-      << "  transforms: [{type: cdc_unwrap}]\n"
-      << "  sink: {type: jsonl, config: {path: '" << dir << "/out.jsonl'}}\n"
-      << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
-      << "mirror: {mode: snapshot_then_cdc, continuous: false, snapshot: {source: {type: "
-      << "postgres, config: {connection_url: '" << src.url() << "', query: 'SELECT * FROM " << t
-      << "'}}}}\n";
+  std::string config = OneShotMirrorConfig(
+      src.url(), t, dir, "{type: jsonl, config: {path: '" + dir + "/out.jsonl'}}",
+      "SELECT * FROM " + t);
   std::atomic<bool> stop{false};
   std::atomic<int> inserted{0};
   std::thread writer([&] {

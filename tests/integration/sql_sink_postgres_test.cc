@@ -251,16 +251,44 @@ TEST(PostgresSink, TargetColumnsNamedLikeTheStagingBookkeepingWork) {
   EXPECT_EQ(pg.Query("SELECT string_agg(id::text, ',' ORDER BY id) FROM " + table)[0][0], "1,3");
 }
 
-// A bulk load (a mirror's snapshot) goes into one transaction through one COPY: invisible
-// until Flush, then all there.
-TEST(PostgresSink, BulkLoadIsOneTransactionCommittedAtFlush) {
+// A fresh items table and an upsert sink on it, told that a bulk load follows (Open makes the
+// sink, so that a test can put rows in the table first).
+class PostgresBulkLoad : public ::testing::Test {
+ protected:
+  void Open() {
+    sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+    ASSERT_NE(sink, nullptr);
+    sink->BeginBulkLoad();
+  }
   PostgresBackend pg;
   const std::string table = testing::UniqueName("bulk");
-  pg.Exec(pg.ItemsDdl(table));
-  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-  ASSERT_NE(sink, nullptr);
-  sink->BeginBulkLoad();
-  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  const RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  std::unique_ptr<Sink> sink;
+
+  // Loads two clean rows, then `second`, whose second row (the load's 4th) is refused: the
+  // load fails naming it, and nothing of it remains.
+  void ExpectSecondPageRefused(const Page& second, const std::string& column) {
+    Open();
+    ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
+                                    Read(rel, {T("2"), T("b"), Null(), T("2")})}))
+                    .ok());
+    Status st = sink->Write(second);
+    if (st.ok()) st = sink->Flush();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("bulk load, row 4"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(column), std::string::npos) << st.message();
+    ASSERT_TRUE(sink->Finish(false).ok());
+    EXPECT_EQ(Dump(pg, table), "");
+  }
+
+ private:
+  void SetUp() override { pg.Exec(pg.ItemsDdl(table)); }
+};
+
+// A bulk load (a mirror's snapshot) goes into one transaction through one COPY: invisible
+// until Flush, then all there.
+TEST_F(PostgresBulkLoad, IsOneTransactionCommittedAtFlush) {
+  Open();
   for (int p = 0; p < 3; ++p) {
     std::vector<Change> changes;
     for (int i = 1; i <= 2; ++i) {
@@ -278,14 +306,8 @@ TEST(PostgresSink, BulkLoadIsOneTransactionCommittedAtFlush) {
   ASSERT_TRUE(sink->Finish(true).ok());
 }
 
-TEST(PostgresSink, BulkLoadAbandonedByAFailedRunLeavesNothing) {
-  PostgresBackend pg;
-  const std::string table = testing::UniqueName("bulk");
-  pg.Exec(pg.ItemsDdl(table));
-  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-  ASSERT_NE(sink, nullptr);
-  sink->BeginBulkLoad();
-  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+TEST_F(PostgresBulkLoad, AbandonedByAFailedRunLeavesNothing) {
+  Open();
   ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")})})).ok());
   ASSERT_TRUE(sink->Finish(false).ok());
   EXPECT_EQ(Dump(pg, table), "");
@@ -293,15 +315,9 @@ TEST(PostgresSink, BulkLoadAbandonedByAFailedRunLeavesNothing) {
 
 // A keyed table that already holds rows cannot take a COPY of upserts: the load upserts page
 // by page instead.
-TEST(PostgresSink, BulkLoadIntoATableWithRowsUpserts) {
-  PostgresBackend pg;
-  const std::string table = testing::UniqueName("bulk");
-  pg.Exec(pg.ItemsDdl(table));
+TEST_F(PostgresBulkLoad, IntoATableWithRowsUpserts) {
   pg.Exec("INSERT INTO " + table + " VALUES (1, 'old', NULL, 0)");
-  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-  ASSERT_NE(sink, nullptr);
-  sink->BeginBulkLoad();
-  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  Open();
   ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("new"), Null(), T("1")}),
                                   Read(rel, {T("2"), T("b"), Null(), T("2")})}))
                   .ok());
@@ -311,45 +327,22 @@ TEST(PostgresSink, BulkLoadIntoATableWithRowsUpserts) {
 
 // A key repeated across pages, or a value the column refuses, fails the whole load (no row
 // is isolated: the caller redoes the load page by page); the error places the row in the load.
-TEST(PostgresSink, BulkLoadRefusingARowFailsTheWholeLoad) {
-  PostgresBackend pg;
-  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
-  for (const char* bad : {"duplicate", "value"}) {
-    const std::string table = testing::UniqueName("bulk");
-    pg.Exec(pg.ItemsDdl(table));
-    auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-    ASSERT_NE(sink, nullptr);
-    sink->BeginBulkLoad();
-    ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
-                                    Read(rel, {T("2"), T("b"), Null(), T("2")})}))
-                    .ok());
-    Page second = std::string(bad) == "duplicate"
-                      ? PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
-                                Read(rel, {T("2"), T("again"), Null(), T("2")})})
-                      : PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
-                                Read(rel, {T("4"), T("d"), Null(), T("four")})});
-    Status st = sink->Write(second);
-    if (st.ok()) st = sink->Flush();
-    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad << ": " << st.ToString();
-    EXPECT_NE(st.message().find("bulk load, row 4"), std::string::npos) << st.message();
-    if (std::string(bad) == "value") {
-      EXPECT_NE(st.message().find("column qty"), std::string::npos) << st.message();
-    }
-    ASSERT_TRUE(sink->Finish(false).ok());
-    EXPECT_EQ(Dump(pg, table), "") << bad;
-  }
+TEST_F(PostgresBulkLoad, ARepeatedKeyFailsTheWholeLoad) {
+  ExpectSecondPageRefused(
+      PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}), Read(rel, {T("2"), T("x"), Null(), T("2")})}),
+      "");
+}
+
+TEST_F(PostgresBulkLoad, ARefusedValueFailsTheWholeLoad) {
+  ExpectSecondPageRefused(
+      PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}), Read(rel, {T("4"), T("d"), Null(), T("four")})}),
+      "column qty");
 }
 
 // A page that deletes is not part of a load: what the load holds is committed and the page is
 // written the usual way.
-TEST(PostgresSink, BulkLoadEndsAtAPageThatDeletes) {
-  PostgresBackend pg;
-  const std::string table = testing::UniqueName("bulk");
-  pg.Exec(pg.ItemsDdl(table));
-  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-  ASSERT_NE(sink, nullptr);
-  sink->BeginBulkLoad();
-  RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+TEST_F(PostgresBulkLoad, EndsAtAPageThatDeletes) {
+  Open();
   ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
                                   Read(rel, {T("2"), T("b"), Null(), T("2")})}))
                   .ok());
