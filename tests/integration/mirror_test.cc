@@ -296,10 +296,14 @@ TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
   EXPECT_NE(marker.find("\"snapshot_done\":false"), std::string::npos)
       << "killed after the snapshot, not during it: " << marker;
   StartMirror();  // redoes the snapshot from the same position
-  std::this_thread::sleep_for(6s);
-  StopMirror(SIGKILL);  // now in CDC, under the writer's load
-  marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
-  EXPECT_NE(marker.find("\"snapshot_done\":true"), std::string::npos) << marker;
+  // Once the redone snapshot is done, a while of CDC under the writer's load, then the kill.
+  for (int i = 0; i < 600 && marker.find("\"snapshot_done\":true") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(100ms);
+    marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
+  }
+  ASSERT_NE(marker.find("\"snapshot_done\":true"), std::string::npos) << marker;
+  std::this_thread::sleep_for(2s);
+  StopMirror(SIGKILL);
   StartMirror();
   std::this_thread::sleep_for(2s);
   StopWriter();
