@@ -25,30 +25,11 @@ using testing::TestDb;
     ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
   } while (0)
 
-class PostgresCdcRuleTest : public ::testing::Test {
+class PostgresCdcRuleTest : public testing::CdcTest {
  protected:
   void SetUp() override {
-    table_ = faucet::testing::UniqueName("rule_t");
-    publication_ = faucet::testing::UniqueName("rule_pub");
-    slot_ = faucet::testing::UniqueName("rule_slot");
-    db_.CreateTableAndPublication(table_, "id int PRIMARY KEY, v text", publication_);
-    guard_ = std::make_unique<testing::SlotGuard>(db_.url(), slot_);
-    config_ = testing::TestCdcConfig(db_.url(), slot_, publication_);
-  }
-
-  // Creates the slot so that later writes are retained, and returns its position.
-  Lsn CreateSlot() {
-    PostgresCdcSource source(config_);
-    Result<Bookmark> p = source.CapturePosition();
-    EXPECT_TRUE(p.ok()) << p.status().ToString();
-    return *Lsn::Parse(p->value["last_lsn"].get<std::string>());
-  }
-
-  Result<PipelineStats> RunPipeline(Source& source, Sink& sink, StateStore& state) {
-    PipelineOptions options;
-    options.state_key = "pgtest::" + slot_;
-    Pipeline pipeline(source, {}, sink, state, options);
-    return pipeline.Run();
+    Name("rule");
+    Publish("id int PRIMARY KEY, v text");
   }
 
   std::vector<std::string> Ids(const std::vector<Change>& changes) {
@@ -56,11 +37,6 @@ class PostgresCdcRuleTest : public ::testing::Test {
     for (const Change& c : changes) ids.push_back((*c.after)[0].text);
     return ids;
   }
-
-  TestDb db_;
-  std::string table_, publication_, slot_;
-  std::unique_ptr<testing::SlotGuard> guard_;
-  PostgresCdcConfig config_;
 };
 
 TEST_F(PostgresCdcRuleTest, CrashBeforeFlushAndPersistRedeliversTheRow) {

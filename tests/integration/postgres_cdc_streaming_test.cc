@@ -30,32 +30,19 @@ std::string WithSmallDecodingMemory(const std::string& url) {
          "options=-c%20logical_decoding_work_mem%3D64kB";
 }
 
-class PostgresCdcStreamingTest : public ::testing::Test {
+class PostgresCdcStreamingTest : public testing::CdcTest {
  protected:
   void SetUp() override {
-    table_ = faucet::testing::UniqueName("stream_t");
-    publication_ = faucet::testing::UniqueName("stream_pub");
-    slot_ = faucet::testing::UniqueName("stream_slot");
-    db_.CreateTableAndPublication(table_, "id int PRIMARY KEY, v text", publication_);
-    guard_ = std::make_unique<testing::SlotGuard>(db_.url(), slot_);
-    config_ = testing::TestCdcConfig(WithSmallDecodingMemory(db_.url()), slot_, publication_);
-    PostgresCdcSource source(config_);
-    Result<Bookmark> p = source.CapturePosition();
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    Name("stream", WithSmallDecodingMemory(db_.url()));
+    Publish("id int PRIMARY KEY, v text");
+    CreateSlot();
   }
 
   Result<PipelineStats> Run(PostgresCdcSource& source, CollectingSink& sink) {
-    PipelineOptions options;
-    options.state_key = "pgtest::" + slot_;
-    Pipeline pipeline(source, {}, sink, state_, options);
-    return pipeline.Run();
+    return RunPipeline(source, sink, state_);
   }
 
-  TestDb db_;
   LockedStateStore state_;
-  std::string table_, publication_, slot_;
-  std::unique_ptr<testing::SlotGuard> guard_;
-  PostgresCdcConfig config_;
 };
 
 TEST_F(PostgresCdcStreamingTest, LargeTransactionArrivesChunkedWithTheBookmarkOnlyOnItsLastChunk) {

@@ -17,20 +17,9 @@ namespace {
 using namespace std::chrono_literals;
 using testing::TestDb;
 
-class PostgresCdcTypesTest : public ::testing::Test {
+class PostgresCdcTypesTest : public testing::CdcTest {
  protected:
-  void SetUp() override {
-    slot_ = faucet::testing::UniqueName("types_slot");
-    publication_ = faucet::testing::UniqueName("types_pub");
-    guard_ = std::make_unique<testing::SlotGuard>(db_.url(), slot_);
-    config_ = testing::TestCdcConfig(db_.url(), slot_, publication_);
-  }
-
-  void CreateSlot() {
-    PostgresCdcSource source(config_);
-    Result<Bookmark> p = source.CapturePosition();
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
-  }
+  void SetUp() override { Name("types"); }
 
   // Streams until `n` changes arrived (or 15 s passed).
   std::vector<Change> Read(size_t n) {
@@ -47,10 +36,6 @@ class PostgresCdcTypesTest : public ::testing::Test {
     return out;
   }
 
-  TestDb db_;
-  std::string slot_, publication_;
-  std::unique_ptr<testing::SlotGuard> guard_;
-  PostgresCdcConfig config_;
 };
 
 TEST_F(PostgresCdcTypesTest, ValuesArriveExactlyAsPostgresPrintsThem) {

@@ -21,15 +21,11 @@ using testing::CollectingSink;
 using testing::LockedStateStore;
 using testing::TestDb;
 
-class PostgresSlotTest : public ::testing::Test {
+class PostgresSlotTest : public testing::CdcTest {
  protected:
   void SetUp() override {
-    table_ = faucet::testing::UniqueName("slot_t");
-    publication_ = faucet::testing::UniqueName("slot_pub");
-    slot_ = faucet::testing::UniqueName("slot_slot");
-    db_.CreateTableAndPublication(table_, "id int PRIMARY KEY", publication_);
-    guard_ = std::make_unique<testing::SlotGuard>(db_.url(), slot_);
-    config_ = testing::TestCdcConfig(db_.url(), slot_, publication_);
+    Name("slot");
+    Publish("id int PRIMARY KEY");
   }
 
   Bookmark Capture() {
@@ -38,11 +34,6 @@ class PostgresSlotTest : public ::testing::Test {
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     return p.ok() ? *p : Bookmark{};
   }
-
-  TestDb db_;
-  std::string table_, publication_, slot_;
-  std::unique_ptr<testing::SlotGuard> guard_;
-  PostgresCdcConfig config_;
 };
 
 TEST_F(PostgresSlotTest, CapturePositionCreatesAPermanentSlotAndReturnsItsConfirmedPosition) {

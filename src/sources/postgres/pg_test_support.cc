@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "sources/postgres/postgres_cdc_source.h"
 #include "sources/postgres/slot.h"
 #include "testing/services.h"
 
@@ -75,6 +76,34 @@ PostgresCdcConfig TestCdcConfig(const std::string& url, const std::string& slot,
   c.status_update_interval = std::chrono::milliseconds(250);
   c.max_cycle_duration = std::chrono::minutes(5);
   return c;
+}
+
+void CdcTest::Name(const std::string& prefix, const std::string& url) {
+  const std::string name = faucet::testing::UniqueName(prefix);
+  table_ = name + "_t";
+  publication_ = name + "_pub";
+  slot_ = name + "_slot";
+  guard_ = std::make_unique<SlotGuard>(db_.url(), slot_);
+  config_ = TestCdcConfig(url.empty() ? db_.url() : url, slot_, publication_);
+}
+
+void CdcTest::Publish(const std::string& columns) {
+  db_.CreateTableAndPublication(table_, columns, publication_);
+}
+
+Lsn CdcTest::CreateSlot() {
+  PostgresCdcSource source(config_);
+  Result<Bookmark> p = source.CapturePosition();
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  if (!p.ok()) return Lsn();
+  return *Lsn::Parse(p->value["last_lsn"].get<std::string>());
+}
+
+Result<PipelineStats> CdcTest::RunPipeline(Source& source, Sink& sink, StateStore& state) {
+  PipelineOptions options;
+  options.state_key = "pgtest::" + slot_;
+  Pipeline pipeline(source, {}, sink, state, options);
+  return pipeline.Run();
 }
 
 SlotGuard::~SlotGuard() {

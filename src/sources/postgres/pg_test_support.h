@@ -2,6 +2,8 @@
 // postgres_*_test.cc), against the server scripts/services.sh starts (FAUCET_TEST_PG_URL).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "core/lsn.h"
+#include "core/pipeline.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/state_store.h"
@@ -59,6 +62,26 @@ class SlotGuard {
  private:
   std::string url_;
   std::string slot_;
+};
+
+// The fixture most source integration tests share: unique names for a table, its publication
+// and a slot (dropped when the test ends), and a fast-timer config for them (TestCdcConfig).
+class CdcTest : public ::testing::Test {
+ protected:
+  // Names the table "<prefix>_N_t", the publication "..._pub" and the slot "..._slot"; the
+  // config connects to `url` (default: the test database).
+  void Name(const std::string& prefix, const std::string& url = "");
+  // Creates the table with `columns` and the publication for it.
+  void Publish(const std::string& columns);
+  // Creates the slot, so that later writes are retained, and returns its position.
+  Lsn CreateSlot();
+  // Runs `source` into `sink` through a pipeline with state key "pgtest::<slot>".
+  Result<PipelineStats> RunPipeline(Source& source, Sink& sink, StateStore& state);
+
+  TestDb db_;
+  std::string table_, publication_, slot_;
+  std::unique_ptr<SlotGuard> guard_;
+  PostgresCdcConfig config_;
 };
 
 // Keeps a copy of every page written and counts flushes.
