@@ -3,9 +3,6 @@
 #include <gtest/gtest.h>
 #include <mysql.h>
 
-#include <chrono>
-#include <cstdio>
-
 #include "sinks/mysql/mysql_sink.h"
 #include "sql_sink_test.h"
 #include "testing/services.h"
@@ -75,12 +72,6 @@ class MysqlBackend : public Backend {
   std::string url_;
   MYSQL* conn_ = nullptr;
 };
-
-Page PageOf(std::vector<Change> changes) {
-  Page page;
-  page.changes = std::move(changes);
-  return page;
-}
 
 TEST(MysqlSink, UrlIsParsedAndPercentDecoded) {
   auto url = ParseMysqlUrl("mysql://loader:p%40ss%3Aw@db.internal:3307/shop?ssl-mode=REQUIRED");
@@ -161,45 +152,6 @@ TEST(MysqlSink, ConnectionFailureIsUnavailableWithThePasswordRedacted) {
   Status st = (*sink)->Open(false);
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
   EXPECT_EQ(st.message().find("s3cret"), std::string::npos) << st.message();
-}
-
-TEST(MysqlSink, UpsertOfAHundredThousandRowPage) {
-  constexpr int kRows = 100000;
-  MysqlBackend b;
-  const std::string table = testing::UniqueName("bench");
-  b.Exec("CREATE TABLE " + table +
-         " (id BIGINT PRIMARY KEY, name TEXT, qty INT, price DECIMAL(12,2), ts DATETIME(6),"
-         " note TEXT)");
-  RelationPtr rel = Relation({"id", "name", "qty", "price", "ts", "note"});
-  auto make_page = [&](const char* note) {
-    Page page;
-    for (int i = 0; i < kRows; ++i) {
-      std::string id = std::to_string(i);
-      page.changes.push_back(Update(
-          rel, {Cell::Value(id), Cell::Value("name " + id), Cell::Value(std::to_string(i % 1000)),
-                Cell::Value(std::to_string(i) + ".25"),
-                Cell::Value("2024-05-01 10:00:00.123456+00"), Cell::Value(note)}));
-    }
-    return page;
-  };
-  auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-  ASSERT_NE(sink, nullptr);
-  Page inserts = make_page("first version of the row");
-  Page updates = make_page("second version of the row, a bit longer");
-  using Clock = std::chrono::steady_clock;
-  auto t0 = Clock::now();
-  ASSERT_TRUE(sink->Write(inserts).ok());
-  auto t1 = Clock::now();
-  ASSERT_TRUE(sink->Write(updates).ok());
-  auto t2 = Clock::now();
-  EXPECT_EQ(b.Query("SELECT COUNT(*) FROM " + table + " WHERE note LIKE 'second%'")[0][0],
-            std::to_string(kRows));
-  double s1 = std::chrono::duration<double>(t1 - t0).count();
-  double s2 = std::chrono::duration<double>(t2 - t1).count();
-  std::printf(
-      "mysql sink, one page of %d rows: upsert-insert %.0f rows/s (%.2f s), "
-      "upsert-update %.0f rows/s (%.2f s)\n",
-      kRows, kRows / s1, s1, kRows / s2, s2);
 }
 
 }  // namespace

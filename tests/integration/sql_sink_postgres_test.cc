@@ -3,9 +3,6 @@
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 
-#include <chrono>
-#include <cstdio>
-
 #include "sinks/postgres/postgres_sink.h"
 #include "sql_sink_test.h"
 #include "testing/services.h"
@@ -70,12 +67,6 @@ class PostgresBackend : public Backend {
   std::string url_;
   PGconn* conn_;
 };
-
-Page PageOf(std::vector<Change> changes) {
-  Page page;
-  page.changes = std::move(changes);
-  return page;
-}
 
 // Every column type a Postgres source sends, with its edge values. Rows are read from a source
 // table as the source would send them (each value's text output, which is what pgoutput
@@ -380,74 +371,6 @@ TEST(PostgresSink, ReconnectsAfterItsSessionIsTerminated) {
   }
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(Dump(pg, table), "1|a|x|1;2|b|y|2");
-}
-
-// Throughput of one 100k-row page, inserted then updated, beside a raw COPY of the same rows
-// into the same table shape (the physical limit the benchmark compares against).
-TEST(PostgresSink, UpsertOfAHundredThousandRowPage) {
-  constexpr int kRows = 100000;
-  PostgresBackend pg;
-  const std::string table = testing::UniqueName("bench");
-  const std::string raw = table + "_raw";
-  const std::string ddl =
-      " (id int8 PRIMARY KEY, name text, qty int4, price numeric(12,2), ts timestamptz,"
-      " note text)";
-  pg.Exec("CREATE TABLE " + table + ddl);
-  pg.Exec("CREATE TABLE " + raw + ddl);
-  RelationPtr rel = Relation({"id", "name", "qty", "price", "ts", "note"});
-  auto make_page = [&](const char* note) {
-    Page page;
-    page.changes.reserve(kRows);
-    for (int i = 0; i < kRows; ++i) {
-      std::string id = std::to_string(i);
-      page.changes.push_back(Update(
-          rel, {Cell::Value(id), Cell::Value("name " + id), Cell::Value(std::to_string(i % 1000)),
-                Cell::Value(std::to_string(i) + ".25"),
-                Cell::Value("2024-05-01 10:00:00.123456+00"), Cell::Value(note)}));
-    }
-    return page;
-  };
-  auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-  ASSERT_NE(sink, nullptr);
-  Page inserts = make_page("first version of the row");
-  Page updates = make_page("second version of the row, a bit longer");
-
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double>(b - a).count();
-  };
-  auto t0 = Clock::now();
-  ASSERT_TRUE(sink->Write(inserts).ok());
-  auto t1 = Clock::now();
-  ASSERT_TRUE(sink->Write(updates).ok());
-  auto t2 = Clock::now();
-
-  std::string data;
-  for (const Change& c : inserts.changes) {
-    for (size_t i = 0; i < c.after->size(); ++i) {
-      data += (i ? "\t" : "") + (*c.after)[i].text;
-    }
-    data += '\n';
-  }
-  auto t3 = Clock::now();
-  PGresult* r = PQexec(pg.conn(), ("COPY " + raw + " FROM STDIN").c_str());
-  ASSERT_EQ(PQresultStatus(r), PGRES_COPY_IN);
-  PQclear(r);
-  ASSERT_EQ(PQputCopyData(pg.conn(), data.data(), static_cast<int>(data.size())), 1);
-  ASSERT_EQ(PQputCopyEnd(pg.conn(), nullptr), 1);
-  r = PQgetResult(pg.conn());
-  ASSERT_EQ(PQresultStatus(r), PGRES_COMMAND_OK);
-  PQclear(r);
-  while ((r = PQgetResult(pg.conn())) != nullptr) PQclear(r);
-  auto t4 = Clock::now();
-
-  EXPECT_EQ(pg.Query("SELECT count(*) FROM " + table + " WHERE note LIKE 'second%'")[0][0],
-            std::to_string(kRows));
-  std::printf(
-      "postgres sink, one page of %d rows: upsert-insert %.0f rows/s (%.2f s), upsert-update "
-      "%.0f rows/s (%.2f s); raw COPY into the same table shape %.0f rows/s (%.2f s)\n",
-      kRows, kRows / seconds(t0, t1), seconds(t0, t1), kRows / seconds(t1, t2), seconds(t1, t2),
-      kRows / seconds(t3, t4), seconds(t3, t4));
 }
 
 }  // namespace

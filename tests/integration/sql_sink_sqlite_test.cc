@@ -3,9 +3,6 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include <chrono>
-#include <cstdio>
-
 #include "sinks/sqlite/sqlite_sink.h"
 #include "sql_sink_test.h"
 #include "testing/services.h"
@@ -70,12 +67,6 @@ class SqliteBackend : public Backend {
   sqlite3* db_ = nullptr;
 };
 
-Page PageOf(std::vector<Change> changes) {
-  Page page;
-  page.changes = std::move(changes);
-  return page;
-}
-
 TEST(SqliteSink, DatabaseUrlFormsNameAFile) {
   EXPECT_EQ(*SqlitePath("sqlite:///var/lib/a.db"), "/var/lib/a.db");
   EXPECT_EQ(*SqlitePath("sqlite://data/a.db"), "data/a.db");
@@ -128,44 +119,6 @@ TEST(SqliteSink, PostgresTextFormsAreConvertedByColumnType) {
                                                               "-Inf", "real", "t", "real"}));
   EXPECT_EQ(rows[1], (std::vector<std::optional<std::string>>{"0", "integer", "42", "", "blob",
                                                               "NaN", "text", "\\xzz", "integer"}));
-}
-
-TEST(SqliteSink, UpsertOfAHundredThousandRowPage) {
-  constexpr int kRows = 100000;
-  SqliteBackend b;
-  b.Exec(
-      "CREATE TABLE bench (id INTEGER PRIMARY KEY, name TEXT, qty INTEGER, price NUMERIC,"
-      " ts TEXT, note TEXT)");
-  RelationPtr rel = Relation({"id", "name", "qty", "price", "ts", "note"});
-  auto make_page = [&](const char* note) {
-    Page page;
-    for (int i = 0; i < kRows; ++i) {
-      std::string id = std::to_string(i);
-      page.changes.push_back(Update(
-          rel, {Cell::Value(id), Cell::Value("name " + id), Cell::Value(std::to_string(i % 1000)),
-                Cell::Value(std::to_string(i) + ".25"),
-                Cell::Value("2024-05-01 10:00:00.123456+00"), Cell::Value(note)}));
-    }
-    return page;
-  };
-  auto sink = OpenSink(b, "bench", ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-  ASSERT_NE(sink, nullptr);
-  Page inserts = make_page("first version of the row");
-  Page updates = make_page("second version of the row, a bit longer");
-  using Clock = std::chrono::steady_clock;
-  auto t0 = Clock::now();
-  ASSERT_TRUE(sink->Write(inserts).ok());
-  auto t1 = Clock::now();
-  ASSERT_TRUE(sink->Write(updates).ok());
-  auto t2 = Clock::now();
-  EXPECT_EQ(b.Query("SELECT COUNT(*) FROM bench WHERE note LIKE 'second%'")[0][0],
-            std::to_string(kRows));
-  double s1 = std::chrono::duration<double>(t1 - t0).count();
-  double s2 = std::chrono::duration<double>(t2 - t1).count();
-  std::printf(
-      "sqlite sink, one page of %d rows: upsert-insert %.0f rows/s (%.2f s), "
-      "upsert-update %.0f rows/s (%.2f s)\n",
-      kRows, kRows / s1, s1, kRows / s2, s2);
 }
 
 }  // namespace

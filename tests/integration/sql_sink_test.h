@@ -65,6 +65,12 @@ inline RelationPtr Relation(std::vector<std::string> names) {
   return r;
 }
 
+inline Page PageOf(std::vector<Change> changes) {
+  Page page;
+  page.changes = std::move(changes);
+  return page;
+}
+
 inline Cell T(const char* text) { return Cell::Value(text); }
 inline Cell Null() { return Cell::Null(); }
 inline Cell Toast() { return Cell::UnchangedToast(); }
