@@ -1,5 +1,5 @@
 // The postgres sink against the PostgreSQL of scripts/services.sh: the backend for the shared
-// scenarios, type fidelity Postgres -> Postgres, and throughput.
+// scenarios, type fidelity Postgres -> Postgres, the one-statement keyed page and the bulk load.
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 
