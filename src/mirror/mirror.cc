@@ -187,10 +187,32 @@ Status Mirror::RunCdcCycle() {
   return Status::Ok();
 }
 
+bool Mirror::RetryAfter(const Status& failure, std::chrono::milliseconds& backoff) {
+  status_.last_error = failure.message();
+  status_.last_error_ms = NowMs();
+  SaveStatus();
+  if (!config_.continuous || !RetryableInMirror(failure)) return false;
+  spdlog::warn("mirror {}: {}; retrying in {} s", built_.doc.name, failure.message(),
+               backoff.count() / 1000.0);
+  Sleep(backoff);
+  backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
+  return true;
+}
+
+Result<bool> Mirror::SnapshotUntilDone(const Bookmark& position) {
+  std::chrono::milliseconds backoff = kFirstBackoff;
+  while (true) {
+    Result<bool> finished = Snapshot(position);
+    if (finished.ok()) return finished;
+    if (!RetryAfter(finished.status(), backoff)) return finished.status();
+    if (stop_.load()) return false;
+  }
+}
+
 Status Mirror::Stream() {
   status_.phase = "cdc";
   SaveStatus();
-  auto backoff = std::chrono::duration_cast<std::chrono::milliseconds>(kFirstBackoff);
+  std::chrono::milliseconds backoff = kFirstBackoff;
   while (!stop_.load()) {
     Status cycle = RunCdcCycle();
     if (cycle.ok()) {
@@ -198,14 +220,7 @@ Status Mirror::Stream() {
       if (!config_.continuous) break;
       continue;
     }
-    status_.last_error = cycle.message();
-    status_.last_error_ms = NowMs();
-    SaveStatus();
-    if (!config_.continuous || !RetryableInMirror(cycle)) return cycle;
-    spdlog::warn("mirror {}: {}; retrying in {} s", built_.doc.name, cycle.message(),
-                 backoff.count() / 1000.0);
-    Sleep(backoff);
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
+    if (!RetryAfter(cycle, backoff)) return cycle;
   }
   return Status::Ok();
 }
@@ -230,7 +245,7 @@ Status Mirror::Run() {
     snapshot_done = (*marker)["snapshot_done"].get<bool>();
   }
   if (!snapshot_done) {
-    ASSIGN_OR_RETURN(bool finished, Snapshot(position));
+    ASSIGN_OR_RETURN(bool finished, SnapshotUntilDone(position));
     if (!finished) return Status::Ok();
   }
   Status streamed = Stream();

@@ -10,9 +10,10 @@
 //   {name}::cdc               the CDC bookmark, seeded with P
 //   {name}::__mirror_status__ progress and last error, for `faucet mirror status`
 // A crash during the snapshot redoes it from the same P; a crash during CDC resumes from the
-// bookmark. With `continuous`, a failed CDC cycle is retried with capped exponential backoff
-// (1 s doubling to 60 s, reset after a good cycle); errors that a retry cannot fix (config,
-// resync needed, data loss) end the mirror.
+// bookmark. With `continuous`, a failed snapshot or CDC cycle is retried with capped
+// exponential backoff (1 s doubling to 60 s, reset after a good cycle; a snapshot is redone
+// whole); errors that a retry cannot fix (config, a refused row, resync needed, data loss) end
+// the mirror.
 #pragma once
 
 #include <atomic>
@@ -44,7 +45,12 @@ class Mirror {
   Result<bool> Snapshot(const Bookmark& position);
   // One pipeline run of the snapshot; `bulk` makes it one bulk load (Sink::BeginBulkLoad).
   Result<PipelineStats> SnapshotPass(const Bookmark& position, bool bulk);
+  // Snapshot, redone after a transient failure under `continuous` (from P, plus upsert).
+  Result<bool> SnapshotUntilDone(const Bookmark& position);
   Status Stream();
+  // Records a failed attempt in the status. Under `continuous`, when waiting may help
+  // (RetryableInMirror), sleeps `backoff` (doubling it, capped) and returns true.
+  bool RetryAfter(const Status& failure, std::chrono::milliseconds& backoff);
   Status RunCdcCycle();
   Status PutMarker(const char* phase, bool snapshot_done, const Bookmark& position);
   void SaveStatus();

@@ -325,6 +325,23 @@ TEST_P(MirrorTest, OneShotMirrorDrainsAndExitsThenResumesWithoutSnapshot) {
   ExpectConverges(5s);
 }
 
+// A destination that refuses connections when the mirror starts fails the snapshot; under
+// continuous: true the snapshot is retried with backoff and the mirror converges by itself.
+TEST_P(MirrorTest, SnapshotIsRetriedWhileTheDestinationIsDown) {
+  if (GetParam() != Dest::kPostgres) GTEST_SKIP() << "an embedded SQLite file cannot be down";
+  Fill(5000);
+  WriteConfig(/*continuous=*/true);
+  src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS false");
+  StartMirror();
+  std::this_thread::sleep_for(3s);
+  src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS true");
+  ExpectConverges(60s);
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("mirror snapshot phase failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("retrying"), std::string::npos) << r.output;
+}
+
 TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
   Fill(5000);
   WriteConfig(/*continuous=*/true);
