@@ -32,6 +32,11 @@ constexpr char kOverwriteSuffix[] = "__faucet_new";
 constexpr char kOldSuffix[] = "__faucet_old";
 constexpr size_t kMaxIdentifierBytes = 63;  // NAMEDATALEN - 1: longer names are truncated
 constexpr size_t kCopyChunkBytes = 1 << 20;
+// One COPY statement of a bulk load carries at most this much; the rows after it go into
+// another COPY of the same transaction. A statement then lasts seconds, not the whole snapshot,
+// so a destination's statement_timeout does not cancel the load (and retrying it would not
+// help), while the per-statement cost stays negligible.
+constexpr size_t kBulkCopyBytes = 128 << 20;
 constexpr size_t kUnnestMaxRows = 4096;        // a larger page takes the staged path,
 constexpr size_t kUnnestMaxBytes = 64 << 20;    // and so does a page of more bytes than this
 
@@ -785,21 +790,29 @@ class PostgresSink : public sql::TableSink {
   Status BulkAppend(const WritePlan& plan) override {
     for (size_t g = 0; g < plan.groups().size(); ++g) {
       const std::vector<int>& columns = plan.groups()[g];
-      bool any = false;
+      bool open = columns == bulk_columns_;  // the open COPY takes this group's columns
       for (size_t r = 0; r < plan.size(); ++r) {
         if (plan.row(r).group != g) continue;
-        if (!any && columns != bulk_columns_) {  // another column list: another COPY
+        if (!open) {
           RETURN_IF_ERROR(EndBulkCopy());
           if (RangeResult started = StartCopy(CopyInto(columns)); !started.status.ok()) {
             return started.status;
           }
           bulk_columns_ = columns;
           bulk_copy_first_row_ = bulk_rows_;
+          bulk_copy_bytes_ = 0;
+          open = true;
         }
-        any = true;
+        const size_t before = buf_.size();
         AppendCopyRow(plan, r, columns, buf_);
+        bulk_copy_bytes_ += buf_.size() - before;
         ++bulk_rows_;
         if (buf_.size() >= kCopyChunkBytes && !SendCopyData()) return EndBulkCopy(false);
+        if (bulk_copy_bytes_ >= kBulkCopyBytes) {
+          if (!SendCopyData()) return EndBulkCopy(false);
+          RETURN_IF_ERROR(EndBulkCopy());
+          open = false;
+        }
       }
     }
     return SendCopyData() ? Status::Ok() : EndBulkCopy(false);
@@ -858,6 +871,7 @@ class PostgresSink : public sql::TableSink {
   std::vector<int> bulk_columns_;
   size_t bulk_rows_ = 0;
   size_t bulk_copy_first_row_ = 0;
+  size_t bulk_copy_bytes_ = 0;  // COPY text sent in the open COPY
 };
 
 }  // namespace
