@@ -71,7 +71,9 @@ rss_kb() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
 cpu_s() { awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$1"; }
 mtime() { stat -c %.Y "$1"; }
 
-eval "$(bash scripts/services.sh start pg)"
+# An assignment, so that a failed start stops the script (a failing eval "$(...)" does not).
+services_env=$(bash scripts/services.sh start pg)
+eval "$services_env"
 SRC=$FAUCET_TEST_PG_URL
 DST=${SRC%/*}/bench_dst
 psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
@@ -105,7 +107,7 @@ SQL
   BIG_LOADED=1
 }
 
-faucet_cdc_yaml() { # name slot publication sink-yaml
+faucet_cdc_yaml() { # name slot publication pipeline-yaml [create_slot_if_missing: false]
   cat <<YAML
 version: 1
 name: $1
@@ -116,7 +118,7 @@ pipeline:
       connection_url: $SRC
       slot_name: $2
       publication_name: $3
-      create_slot_if_missing: false
+      create_slot_if_missing: ${5:-false}
       idle_timeout: 2
       status_update_interval: 1
 $4
@@ -332,25 +334,12 @@ SQL
 # --- snapshot -----------------------------------------------------------------------------
 
 mirror_yaml() { # name slot sink-yaml [snapshot batch_size]
-  cat <<YAML
-version: 1
-name: $1
-pipeline:
-  source:
-    type: postgres-cdc
-    config:
-      connection_url: $SRC
-      slot_name: $2
-      publication_name: pub_big
-      idle_timeout: 2
-      status_update_interval: 1
-  transforms:
+  # The mirror creates its slot, with an exported snapshot.
+  faucet_cdc_yaml "$1" "$2" pub_big "  transforms:
     - type: cdc_unwrap
       key: [id]
-$3
-  state:
-    type: file
-    config: { path: $WORK/state-$1 }
+$3" true
+  cat <<YAML
 mirror:
   mode: snapshot_then_cdc
   continuous: false

@@ -21,7 +21,9 @@ cd "$dir"
 say() { printf '\n== %s\n' "$*"; }
 
 say "starting a throwaway PostgreSQL 15 (wal_level=logical) on 127.0.0.1"
-eval "$(bash "$repo/scripts/services.sh" start pg)"
+# An assignment, so that a failed start stops the script (a failing eval "$(...)" does not).
+services_env=$(bash "$repo/scripts/services.sh" start pg)
+eval "$services_env"
 src=$FAUCET_TEST_PG_URL
 dest=${src%/*}/demo_dest
 export SOURCE_PG_URL=$src DEST_PG_URL=$dest SQLITE_PATH=$dir/orders.db

@@ -20,8 +20,6 @@ packages=(
   # tools used by scripts and tests (ps/pkill, fuser/killall, /usr/bin/time)
   procps psmisc time
 )
-# Nice to have; installed only if the mirror has it.
-optional=(hyperfine)
 
 # Print the names from "$@" that are not fully installed.
 missing_of() {
@@ -35,20 +33,8 @@ missing_of() {
   done
 }
 
-# True if apt knows a candidate version of package $1 (local lists only, no network).
-available() {
-  apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" { f = 1 } END { exit !f }'
-}
-
 mapfile -t missing < <(missing_of "${packages[@]}")
-mapfile -t missing_optional < <(missing_of "${optional[@]}")
-# An optional package the mirror lacks must not make every run slow: skip it when the
-# local lists say it is unavailable and nothing else needs installing.
-if ((${#missing[@]} == 0)); then
-  for p in "${missing_optional[@]}"; do available "$p" && missing+=("$p"); done
-  ((${#missing[@]})) || exit 0
-  missing_optional=()
-fi
+((${#missing[@]})) || exit 0
 
 if ((EUID != 0)); then
   echo "install-deps: missing packages: ${missing[*]}" >&2
@@ -57,7 +43,7 @@ if ((EUID != 0)); then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-echo "install-deps: installing: ${missing[*]} ${missing_optional[*]}" >&2
+echo "install-deps: installing: ${missing[*]}" >&2
 
 # Stop package postinst scripts from starting services (exit 101 = "action forbidden").
 # Docker images usually already have one; only add (and later remove) ours if absent.
@@ -72,13 +58,6 @@ cleanup() { if ((our_policy)); then rm -f "$policy"; fi; }
 trap cleanup EXIT
 
 apt-get update -qq
-for p in "${missing_optional[@]}"; do
-  if available "$p"; then
-    missing+=("$p")
-  else
-    echo "install-deps: optional package $p not available, skipping" >&2
-  fi
-done
 apt-get install -y -qq --no-install-recommends -o Dpkg::Use-Pty=0 \
   -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" >/dev/null
 
@@ -98,7 +77,7 @@ else
   done
 fi
 
-# Verify: anything still missing is an error (optional ones excepted).
+# Verify: anything still missing is an error.
 mapfile -t still < <(missing_of "${packages[@]}")
 if ((${#still[@]})); then
   echo "install-deps: failed to install: ${still[*]}" >&2

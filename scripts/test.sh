@@ -7,6 +7,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 export FAUCET_SERVICES_DIR=${FAUCET_SERVICES_DIR:-/tmp/faucet-services-test-$$}
 trap 'bash "$here/services.sh" stop >/dev/null 2>&1 || true' EXIT
-eval "$(bash "$here/services.sh" start)"
+# An assignment, so that a failed start stops the script (a failing eval "$(...)" does not).
+services_env=$(bash "$here/services.sh" start)
+eval "$services_env"
 
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 --timeout 900

@@ -14,7 +14,9 @@ driver=$build/tests/torture/faucet_torture
 
 export FAUCET_SERVICES_DIR=${FAUCET_SERVICES_DIR:-/tmp/faucet-services-torture-$$}
 trap 'bash "$root/scripts/services.sh" stop >/dev/null 2>&1 || true' EXIT
-eval "$(bash "$root/scripts/services.sh" start pg)"
+# An assignment, so that a failed start stops the script (a failing eval "$(...)" does not).
+services_env=$(bash "$root/scripts/services.sh" start pg)
+eval "$services_env"
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/faucet-torture.XXXXXX")
 status=0
