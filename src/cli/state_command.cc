@@ -12,39 +12,46 @@ std::string FullKey(const BuiltPipeline& built, const std::string& key) {
   return key.find("::") == std::string::npos ? built.doc.name + "::" + key : key;
 }
 
-Result<std::unique_ptr<StateStore>> OpenConfigState(const BuiltPipeline& built) {
-  if (!built.state) {
-    return Status(
-        InvalidArgument(built.doc.file + ": pipeline.state: the config has no state store"));
+// The config's state store and the full key both commands act on; or the exit code of why
+// there are none.
+struct KeyedState {
+  std::unique_ptr<StateStore> store;
+  std::string key;
+  int failure = kExitOk;
+};
+
+KeyedState OpenKey(const std::string& config_path, const std::string& key) {
+  Result<BuiltPipeline> built = BuildPipeline(config_path);
+  if (!built.ok()) return {nullptr, "", ReportFailure(built.status())};
+  if (!built->state) {
+    return {nullptr, "",
+            ReportFailure(InvalidArgument(built->doc.file +
+                                          ": pipeline.state: the config has no state store"))};
   }
-  return OpenState(built);
+  Result<std::unique_ptr<StateStore>> state = OpenState(*built);
+  if (!state.ok()) return {nullptr, "", ReportFailure(state.status())};
+  std::string full = FullKey(*built, key);
+  if (Status st = ValidateStateKey(full); !st.ok()) return {nullptr, "", ReportFailure(st)};
+  return {std::move(*state), std::move(full)};
 }
 
 }  // namespace
 
 int StateGetCommand(const std::string& config_path, const std::string& key) {
-  Result<BuiltPipeline> built = BuildPipeline(config_path);
-  if (!built.ok()) return ReportFailure(built.status());
-  Result<std::unique_ptr<StateStore>> state = OpenConfigState(*built);
-  if (!state.ok()) return ReportFailure(state.status());
-  std::string full = FullKey(*built, key);
-  if (Status st = ValidateStateKey(full); !st.ok()) return ReportFailure(st);
-  Result<std::optional<Json>> value = (*state)->Get(full);
+  KeyedState state = OpenKey(config_path, key);
+  if (state.store == nullptr) return state.failure;
+  Result<std::optional<Json>> value = state.store->Get(state.key);
   if (!value.ok()) return ReportRunFailure(value.status());
-  if (!*value) return ReportFailure(NotFound("no value under state key '" + full + "'"));
+  if (!*value) return ReportFailure(NotFound("no value under state key '" + state.key + "'"));
   std::printf("%s\n", (*value)->dump().c_str());
   return kExitOk;
 }
 
 int StateDeleteCommand(const std::string& config_path, const std::string& key) {
-  Result<BuiltPipeline> built = BuildPipeline(config_path);
-  if (!built.ok()) return ReportFailure(built.status());
-  Result<std::unique_ptr<StateStore>> state = OpenConfigState(*built);
-  if (!state.ok()) return ReportFailure(state.status());
-  std::string full = FullKey(*built, key);
-  if (Status st = ValidateStateKey(full); !st.ok()) return ReportFailure(st);
-  if (Status st = (*state)->Delete(full); !st.ok()) return ReportRunFailure(st);
-  std::printf("deleted %s\n", full.c_str());
+  KeyedState state = OpenKey(config_path, key);
+  if (state.store == nullptr) return state.failure;
+  if (Status st = state.store->Delete(state.key); !st.ok()) return ReportRunFailure(st);
+  std::printf("deleted %s\n", state.key.c_str());
   return kExitOk;
 }
 

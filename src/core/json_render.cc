@@ -1,6 +1,7 @@
 #include "core/json_render.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "core/lsn.h"
+#include "core/text.h"
 
 namespace faucet {
 namespace {
@@ -134,23 +136,30 @@ struct RelationText {
 };
 
 // Per-thread state reused across calls: once its buffers have grown to the largest value seen,
-// rendering a row allocates nothing beyond the growth of the caller's buffer.
+// rendering a row allocates nothing beyond the growth of the caller's buffer. The texts of the
+// last few relations are kept, so that a transaction alternating between tables does not
+// render its column names again for every row.
 struct RenderState {
   Buffer out;
-  std::string scratch;  // a converted value (base64, json with line breaks replaced)
+  Buffer relation_scratch;  // for rendering a RelationText
+  std::string scratch;      // a converted value (base64, json with line breaks replaced)
   ArrayElements array;
-  RelationText relation;
+  std::array<RelationText, 8> relations;
+  size_t next_relation = 0;  // the slot the next new relation takes (round robin)
   uint64_t lsn = 0;
   std::string lsn_text = "\"0/0\"";
 };
 
 const RelationText& TextOf(RenderState& st, const RelationPtr& relation) {
-  RelationText& t = st.relation;
-  if (t.relation == relation) return t;
+  for (const RelationText& cached : st.relations) {
+    if (cached.relation == relation) return cached;
+  }
+  RelationText& t = st.relations[st.next_relation];
+  st.next_relation = (st.next_relation + 1) % st.relations.size();
   t.relation = relation;
   t.keys.clear();
   t.names.clear();
-  Buffer b;
+  Buffer& b = st.relation_scratch;
   for (const Column& c : relation->columns) {
     b.Clear();
     WriteString(b, c.name);
@@ -194,13 +203,6 @@ bool IsJsonNumber(std::string_view s) {
   return i == s.size();
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Base64 (RFC 4648, padded) of the bytes spelled by Postgres bytea hex output "\x0a0b..".
 // Returns false, leaving `out` partly written, when `hex` is not in that form.
 bool AppendBase64OfByteaHex(std::string_view hex, std::string& out) {
@@ -210,8 +212,8 @@ bool AppendBase64OfByteaHex(std::string_view hex, std::string& out) {
   uint32_t group = 0;
   int bytes = 0;
   for (size_t i = 2; i < hex.size(); i += 2) {
-    int hi = HexValue(hex[i]);
-    int lo = HexValue(hex[i + 1]);
+    int hi = HexDigit(hex[i]);
+    int lo = HexDigit(hex[i + 1]);
     if (hi < 0 || lo < 0) return false;
     group = (group << 8) | static_cast<uint32_t>(hi << 4 | lo);
     if (++bytes == 3) {

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/text.h"
+
 namespace faucet {
 namespace {
 
@@ -9,12 +11,9 @@ bool ParseHex32(std::string_view s, uint32_t* out) {
   if (s.empty() || s.size() > 8) return false;
   uint32_t v = 0;
   for (char c : s) {
-    uint32_t d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return false;
-    v = (v << 4) | d;
+    const int d = HexDigit(c);
+    if (d < 0) return false;
+    v = (v << 4) | static_cast<uint32_t>(d);
   }
   *out = v;
   return true;

@@ -134,13 +134,13 @@ Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
     if (options_.on_page) options_.on_page(page, stats);
     if (!budget_error.ok()) {
       // Nothing to persist on a chunk; make what reached the DLQ durable before failing.
-      RETURN_IF_ERROR(options_.dlq->sink->Flush());
+      RETURN_IF_ERROR(FlushDlq());
     }
     return budget_error;
   }
 
   RETURN_IF_ERROR(sink_.Flush());
-  if (options_.dlq) RETURN_IF_ERROR(options_.dlq->sink->Flush());
+  RETURN_IF_ERROR(FlushDlq());
   CrashPoint("pipeline.after_flush");
   RETURN_IF_ERROR(Checkpoint(*page.bookmark, *seq));
   CrashPoint("pipeline.after_persist");
@@ -149,6 +149,13 @@ Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
   stats.last_bookmark = page.bookmark;
   if (options_.on_page) options_.on_page(page, stats);
   return budget_error;
+}
+
+Status Pipeline::FlushDlq() {
+  if (!dlq_unflushed_) return Status::Ok();
+  RETURN_IF_ERROR(options_.dlq->sink->Flush());
+  dlq_unflushed_ = false;
+  return Status::Ok();
 }
 
 Status Pipeline::WriteWithDlq(const Page& page, PipelineStats& stats, Status& budget_error) {
@@ -168,6 +175,7 @@ Status Pipeline::WriteWithDlq(const Page& page, PipelineStats& stats, Status& bu
     envelopes.changes.push_back(MakeDlqEnvelope(page.changes[r.index], r.index, r.error, dlq));
   }
   RETURN_IF_ERROR(dlq.sink->Write(envelopes));
+  dlq_unflushed_ = true;
   stats.dead_lettered += rejected.size();
   spdlog::warn("{} rows sent to the DLQ; first: {}", rejected.size(),
                rejected.front().error.message());
@@ -266,7 +274,7 @@ Result<PipelineStats> Pipeline::Run() {
   // Pages without a bookmark (chunks of a split transaction) are made durable too; their
   // bookmark was not persisted, so a later run replays them.
   Status flushed = sink_.Flush();
-  if (flushed.ok() && options_.dlq) flushed = options_.dlq->sink->Flush();
+  if (flushed.ok()) flushed = FlushDlq();
   Status finished = sink_.Finish(flushed.ok() && source_error.ok() && !stats.stopped);
   if (!source_error.ok()) {
     if (!flushed.ok()) spdlog::error("final flush failed: {}", flushed.ToString());

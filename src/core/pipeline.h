@@ -103,12 +103,16 @@ class Pipeline {
   // The DLQ write path of WritePage. Sets `budget_error` when a failure budget is exceeded:
   // the page is still completed and persisted, then the run fails with it.
   Status WriteWithDlq(const Page& page, PipelineStats& stats, Status& budget_error);
+  // Makes the DLQ durable if rows went there since its last flush (an empty DLQ costs no
+  // fsync per page).
+  Status FlushDlq();
 
   Source& source_;
   std::vector<Transform*> transforms_;
   Sink& sink_;
   StateStore& state_;
   PipelineOptions options_;
+  bool dlq_unflushed_ = false;  // rows were written to the DLQ since its last Flush
 };
 
 // The token an atomic-watermark sink stores with a page: "{seq:020}#{compact bookmark json}".

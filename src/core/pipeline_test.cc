@@ -121,13 +121,17 @@ TEST(Pipeline, FreshRunOpensSinkWithoutResuming) {
 
 TEST(Pipeline, StopRequestEndsAtPageBoundaryAfterFlush) {
   Harness h;
-  std::atomic<bool> stop{true};
+  std::atomic<bool> stop{false};
   h.options.stop = &stop;
-  FakeSource source({MakePage(1, Json{{"n", 1}})});
+  // The request arrives while the first page is being completed: it is persisted, the second
+  // page is not written, and the run ends with a flush.
+  h.options.on_page = [&](const Page&, const PipelineStats&) { stop = true; };
+  FakeSource source({MakePage(1, Json{{"n", 1}}), MakePage(1, Json{{"n", 2}})});
   Result<PipelineStats> r = h.Run(source);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->stopped);
-  EXPECT_EQ(h.sink.calls.back(), "flush");
+  EXPECT_EQ(h.sink.calls, (std::vector<std::string>{"write:1", "flush", "put", "flush"}));
+  EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 1}}));
 }
 
 TEST(Pipeline, AtomicWatermarkCommitsTokenWithRowsAndWrapsState) {
@@ -195,10 +199,22 @@ TEST(PipelineDlq, RejectedRowsGoToTheDlqWhichIsFlushedBeforeThePersist) {
   Result<PipelineStats> r = h.Run(source);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->dead_lettered, 1u);
+  // The final flush finds nothing new in the DLQ: no second fsync.
   std::vector<std::string> expected = {"write_isolating:2", "dlq.write:1", "flush", "dlq.flush",
-                                       "put", "flush", "dlq.flush"};
+                                       "put", "flush"};
   EXPECT_EQ(h.sink.calls, expected);
   EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 1}}));
+}
+
+// A page whose rows all went to the sink costs the DLQ nothing: no flush (fsync) per page.
+TEST(PipelineDlq, AnUntouchedDlqIsNotFlushed) {
+  DlqHarness h;
+  FakeSource source({MakePage(2, Json{{"n", 1}}), MakePage(2, Json{{"n", 2}})});
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::vector<std::string> expected = {"write_isolating:2", "flush", "put",
+                                       "write_isolating:2", "flush", "put", "flush"};
+  EXPECT_EQ(h.sink.calls, expected);
 }
 
 TEST(PipelineDlq, PageFailureSendsEveryRowWithDlqAll) {

@@ -22,6 +22,23 @@ constexpr const char* kSqliteRow =
     "coalesce(length(small) || ':' || small, 'N') || '|' || "
     "coalesce(length(big) || ':' || big, 'N')";
 
+// The pipeline part of a SQL destination's config: cdc_unwrap into an upsert of kDestTable by
+// id, `locate` being the sink's connection entry ("connection_url: ...").
+std::string UpsertPipelineYaml(const std::string& type, const std::string& locate) {
+  return "  transforms:\n"
+         "    - type: cdc_unwrap\n"
+         "      config: {}\n"
+         "  sink:\n"
+         "    type: " + type + "\n"
+         "    config:\n"
+         "      " + locate + "\n"
+         "      table_name: " + kDestTable + "\n"
+         "      column_mapping: auto_map\n"
+         "      write_mode: upsert\n"
+         "      key: [id]\n"
+         "      delete_marker: {field: __op, values: [d]}\n";
+}
+
 size_t Utf8Length(const std::string& s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
@@ -114,22 +131,7 @@ class PostgresDestination : public Destination {
   }
 
   std::string PipelineYaml() const override {
-    return "  transforms:\n"
-           "    - type: cdc_unwrap\n"
-           "      config: {}\n"
-           "  sink:\n"
-           "    type: postgres\n"
-           "    config:\n"
-           "      connection_url: " +
-           url_ +
-           "\n"
-           "      table_name: " +
-           kDestTable +
-           "\n"
-           "      column_mapping: auto_map\n"
-           "      write_mode: upsert\n"
-           "      key: [id]\n"
-           "      delete_marker: {field: __op, values: [d]}\n";
+    return UpsertPipelineYaml("postgres", "connection_url: " + url_);
   }
 
   bool CaughtUp(PgConn& source, std::string& why) override {
@@ -240,22 +242,7 @@ class SqliteDestination : public Destination {
   }
 
   std::string PipelineYaml() const override {
-    return "  transforms:\n"
-           "    - type: cdc_unwrap\n"
-           "      config: {}\n"
-           "  sink:\n"
-           "    type: sqlite\n"
-           "    config:\n"
-           "      database_url: sqlite://" +
-           path_ +
-           "\n"
-           "      table_name: " +
-           kDestTable +
-           "\n"
-           "      column_mapping: auto_map\n"
-           "      write_mode: upsert\n"
-           "      key: [id]\n"
-           "      delete_marker: {field: __op, values: [d]}\n";
+    return UpsertPipelineYaml("sqlite", "database_url: sqlite://" + path_);
   }
 
   // SQLite's own aggregate text, hashed by Postgres.
