@@ -36,6 +36,8 @@ struct Column {
   uint32_t type_oid = 0;       // the source's own type id (Postgres OID); 0 when none
   int32_t type_modifier = -1;  // Postgres atttypmod; -1 when none
   bool key = false;            // part of the replica identity / primary key
+
+  bool operator==(const Column&) const = default;
 };
 
 // A table as the source describes it. Immutable once published: a schema change produces a new
@@ -48,6 +50,8 @@ struct Relation {
 
   // Index of the column named `name`, or -1.
   int FindColumn(const std::string& column_name) const;
+
+  bool operator==(const Relation&) const = default;
 };
 
 using RelationPtr = std::shared_ptr<const Relation>;

@@ -18,6 +18,9 @@ class DerivedRelations {
   const RelationPtr& For(const RelationPtr& source) {
     auto it = cache_.find(source);
     if (it == cache_.end()) {
+      // Relations that only this cache still holds (replaced by a schema change, their
+      // changes written) can never be asked for again.
+      std::erase_if(cache_, [](const auto& entry) { return entry.first.use_count() == 1; });
       it = cache_.emplace(source, std::make_shared<Relation>(derive_(*source))).first;
     }
     return it->second;

@@ -1,5 +1,7 @@
 #include "transforms/transforms.h"
 
+#include "transforms/relation_cache.h"
+
 #include <gtest/gtest.h>
 
 namespace faucet {
@@ -46,6 +48,28 @@ Page Apply(const std::string& yaml, std::vector<Change> changes) {
 
 Row R(const std::string& id, const std::string& note) {
   return Row{Cell::Value(id), Cell::Value(note)};
+}
+
+// A relation replaced by a schema change, once nothing holds it, leaves the cache when the
+// next new relation comes: a long stream of schema changes keeps it small.
+TEST(DerivedRelations, ForgetsRelationsNothingElseHolds) {
+  int derived = 0;
+  DerivedRelations cache([&](const Relation& r) {
+    ++derived;
+    return r;
+  });
+  std::weak_ptr<const Relation> old_one;
+  {
+    auto old_relation = std::make_shared<const Relation>(Relation{1, "s", "t", {}});
+    old_one = old_relation;
+    cache.For(old_relation);
+    EXPECT_EQ(cache.For(old_relation), cache.For(old_relation));  // derived once
+  }
+  EXPECT_FALSE(old_one.expired());  // only the cache holds it now
+  auto next = std::make_shared<const Relation>(Relation{1, "s", "t", {{"c"}}});
+  cache.For(next);
+  EXPECT_TRUE(old_one.expired());
+  EXPECT_EQ(derived, 2);
 }
 
 TEST(CdcUnwrap, InsertBecomesFlatRowMarkedU) {

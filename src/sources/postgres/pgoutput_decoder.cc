@@ -57,9 +57,13 @@ Status PgoutputDecoder::Emit(Txn& txn, ChangeOp op, RelationPtr relation, std::o
 
 Status PgoutputDecoder::Apply(PgoutputMessage& message, Txn& txn, std::vector<TxnEvent>& out) {
   if (auto* m = std::get_if<RelationMessage>(&message)) {
-    // A new object, never a mutation: Changes decoded earlier keep the columns they had.
-    uint32_t id = m->relation.id;
-    relations_[id] = std::make_shared<const Relation>(std::move(m->relation));
+    // A new object, never a mutation: Changes decoded earlier keep the columns they had. The
+    // server sends a relation again (every streamed transaction, every session) without a
+    // change: the object stays the same, so that per-relation caches downstream stay small.
+    RelationPtr& known = relations_[m->relation.id];
+    if (known == nullptr || !(*known == m->relation)) {
+      known = std::make_shared<const Relation>(std::move(m->relation));
+    }
     return Status::Ok();
   }
   if (std::holds_alternative<TypeMessage>(message) ||

@@ -146,6 +146,17 @@ TEST_F(DecoderTest, RelationChangeMidStreamLeavesEarlierChangesWithTheOldColumns
   EXPECT_EQ(decoder_.FindRelation(kOrders)->columns.size(), 3u);
 }
 
+// The server sends a relation again with every streamed transaction and session: unchanged,
+// it stays the same object (per-relation caches downstream are keyed by it).
+TEST_F(DecoderTest, ARelationSentAgainUnchangedKeepsItsObject) {
+  Feed({OrdersRelation()});
+  RelationPtr first = decoder_.FindRelation(kOrders);
+  Feed({OrdersRelation()});
+  EXPECT_EQ(decoder_.FindRelation(kOrders), first);
+  Feed({Relation(kOrders, "public", "orders", {{"id", 20, true}, {"note", 25}, {"qty", 23}})});
+  EXPECT_NE(decoder_.FindRelation(kOrders), first);
+}
+
 TEST_F(DecoderTest, TypeOriginAndLogicalMessagesYieldNoChanges) {
   auto out = Feed({Message(false, 0x400, "app", "hello"), Begin(0x500, 0, 7),
                    Origin(0x100, "upstream"), Type(70000, "public", "mood"),
@@ -178,7 +189,12 @@ TEST_F(DecoderTest, UnknownRelationIdIsDataLoss) {
   Status s = FeedUntilError({Begin(0x500, 0, 7), Insert(999, {T("1")})});
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("999"), std::string::npos) << s.message();
-  EXPECT_EQ(FeedUntilError({Truncate({kOrders})}).code(), StatusCode::kDataLoss);
+}
+
+TEST_F(DecoderTest, TruncateOfAnUnknownRelationIsDataLoss) {
+  Status s = FeedUntilError({Begin(0x500, 0, 7), Truncate({kOrders})});
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("Truncate for relation id"), std::string::npos) << s.message();
 }
 
 TEST_F(DecoderTest, TupleArityMismatchIsDataLoss) {
