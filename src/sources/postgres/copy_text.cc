@@ -8,6 +8,7 @@ namespace {
 // Decodes one field's escapes. COPY TO itself writes only \b \f \n \r \t \v \\ (and \N alone
 // for NULL), but COPY's grammar also has octal \ooo and hex \xhh, accepted here as well.
 std::string Unescape(std::string_view f) {
+  if (f.find('\\') == std::string_view::npos) return std::string(f);  // the common case
   std::string out;
   out.reserve(f.size());
   for (size_t i = 0; i < f.size(); ++i) {

@@ -107,7 +107,11 @@ Row ReadTuple(Reader& r) {
     return row;
   }
   const bool copy = r.copy_values();
-  if (copy) row.resize(n);  // Cell() is null
+  if (copy) {
+    // One cell more than the tuple: cdc_unwrap appends its marker without reallocating.
+    row.reserve(n + 1);
+    row.resize(n);  // Cell() is null
+  }
   for (uint16_t i = 0; i < n && !r.failed(); ++i) {
     char kind = static_cast<char>(r.U8());
     switch (kind) {

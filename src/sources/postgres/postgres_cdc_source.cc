@@ -128,8 +128,7 @@ Status PostgresCdcSource::SendStatus() {
                                                   /*reply_requested=*/false);
   if (PQputCopyData(conn_.get(), message.data(), static_cast<int>(message.size())) != 1 ||
       PQflush(conn_.get()) == -1) {
-    return Unavailable("sending standby status update: " +
-                       std::string(PQerrorMessage(conn_.get())));
+    return StatementError(conn_.get(), nullptr, "sending standby status update");
   }
   last_status_ = Clock::now();
   ++stats_.status_updates;
@@ -230,14 +229,12 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
       return Unavailable("the server ended the replication stream");
     }
     if (n == -2) {
-      return Unavailable("replication connection failed: " +
-                         std::string(PQerrorMessage(conn_.get())));
+      return StatementError(conn_.get(), nullptr, "replication connection failed");
     }
     // No complete message is buffered: first take what the socket already holds.
     if (!read_socket) {
       if (PQconsumeInput(conn_.get()) == 0) {
-        return Unavailable("replication connection failed: " +
-                           std::string(PQerrorMessage(conn_.get())));
+        return StatementError(conn_.get(), nullptr, "replication connection failed");
       }
       read_socket = true;
       continue;

@@ -135,14 +135,14 @@ Result<SourceEvent> PostgresQuerySource::Next(std::chrono::milliseconds wait) {
       done_ = true;
       break;
     }
-    if (n == -2) return Unavailable("query: " + std::string(PQerrorMessage(conn_.get())));
+    if (n == -2) return StatementError(conn_.get(), nullptr, "query");
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return SourceEvent{SourceEvent::Kind::kIdle, {}};
     pollfd fd{PQsocket(conn_.get()), POLLIN, 0};
     int ready = poll(&fd, 1, static_cast<int>(left.count()) + 1);
     if (ready < 0 && errno != EINTR) return Unavailable("poll on query connection failed");
     if (ready > 0 && PQconsumeInput(conn_.get()) == 0) {
-      return Unavailable("query: " + std::string(PQerrorMessage(conn_.get())));
+      return StatementError(conn_.get(), nullptr, "query");
     }
   }
   if (pending_.changes.empty()) return SourceEvent{SourceEvent::Kind::kEnd, {}};
