@@ -246,6 +246,19 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
     return -1;
   }
 
+  // Polls the mirror's marker until it says the snapshot is done (at most 60 s).
+  bool WaitForSnapshotDone() {
+    std::string marker;
+    for (int i = 0; i < 600; ++i) {
+      marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"})
+                   .output;
+      if (marker.find("\"snapshot_done\":true") != std::string::npos) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << "the snapshot did not finish: " << marker;
+    return false;
+  }
+
   testing::ProcessResult RunStatus() {
     return testing::RunProcess({FAUCET_BINARY, "mirror", "status", "--json", config_});
   }
@@ -297,11 +310,7 @@ TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
       << "killed after the snapshot, not during it: " << marker;
   StartMirror();  // redoes the snapshot from the same position
   // Once the redone snapshot is done, a while of CDC under the writer's load, then the kill.
-  for (int i = 0; i < 600 && marker.find("\"snapshot_done\":true") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(100ms);
-    marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
-  }
-  ASSERT_NE(marker.find("\"snapshot_done\":true"), std::string::npos) << marker;
+  ASSERT_TRUE(WaitForSnapshotDone());
   std::this_thread::sleep_for(2s);
   StopMirror(SIGKILL);
   StartMirror();
@@ -349,11 +358,17 @@ TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
   WriteConfig(/*continuous=*/true);
   StartWriter();
   StartMirror();
-  std::this_thread::sleep_for(4s);
-  // The replication connection is killed twice.
+  ASSERT_TRUE(WaitForSnapshotDone());
+  // The replication connection is killed twice, each time once it is streaming again.
+  const std::string kill = "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                           "WHERE slot_name = '" + table_ + "_slot' AND active_pid IS NOT NULL";
   for (int i = 0; i < 2; ++i) {
-    src_.Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE "
-              "slot_name = '" + table_ + "_slot' AND active_pid IS NOT NULL");
+    std::optional<std::string> killed;
+    for (int tries = 0; tries < 600 && !killed; ++tries) {
+      std::this_thread::sleep_for(100ms);
+      killed = src_.Scalar(kill);
+    }
+    ASSERT_EQ(killed, "t") << "the mirror's replication connection never became active";
     std::this_thread::sleep_for(2s);
   }
   if (GetParam() == Dest::kPostgres) {
