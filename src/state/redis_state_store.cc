@@ -13,23 +13,6 @@
 namespace faucet {
 namespace {
 
-bool PercentDecode(const std::string& in, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      *out += in[i];
-      continue;
-    }
-    if (i + 2 >= in.size()) return false;
-    int hi = HexDigit(in[i + 1]);
-    int lo = HexDigit(in[i + 2]);
-    if (hi < 0 || lo < 0) return false;
-    *out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return true;
-}
-
 bool ParseNumber(const std::string& s, int64_t max, int64_t* out) {
   if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string::npos) {
     return false;
@@ -74,8 +57,8 @@ Result<RedisUrl> ParseRedisUrl(const std::string& url) {
     size_t colon = userinfo.find(':');
     if (colon == std::string::npos) return bad("names a user without a password");
     std::string user, password;
-    if (!PercentDecode(userinfo.substr(0, colon), &user) ||
-        !PercentDecode(userinfo.substr(colon + 1), &password)) {
+    if (!PercentDecode(userinfo.substr(0, colon), user) ||
+        !PercentDecode(userinfo.substr(colon + 1), password)) {
       return bad("has an invalid percent-encoding in its user or password");
     }
     if (!user.empty()) out.user = user;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/json_render.h"
 #include "core/redact.h"
 #include "core/text.h"
 #include "sinks/sql/table_sink.h"
@@ -81,9 +82,7 @@ bool IsPlainNumber(std::string_view s) {
 }
 
 bool IsHex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-  });
+  return std::all_of(s.begin(), s.end(), [](char c) { return HexDigit(c) >= 0; });
 }
 
 bool ParseInt(std::string_view s, int* out) {
@@ -487,12 +486,8 @@ class MysqlSink : public sql::TableSink {
     const std::string& text = cell->text;
     switch (literals_[column]) {
       case Literal::kNumber:
-        if (text == "t" || text == "true") {
-          out += '1';
-          return;
-        }
-        if (text == "f" || text == "false") {
-          out += '0';
+        if (std::optional<bool> b = ParseBoolText(text)) {
+          out += *b ? '1' : '0';
           return;
         }
         if (IsPlainNumber(text)) {
@@ -617,27 +612,6 @@ class MysqlSink : public sql::TableSink {
   std::string sql_;
   std::string shifted_;
 };
-
-int Unhex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool PercentDecode(std::string_view in, std::string& out) {
-  out.clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out += in[i];
-      continue;
-    }
-    if (i + 2 >= in.size() || Unhex(in[i + 1]) < 0 || Unhex(in[i + 2]) < 0) return false;
-    out += static_cast<char>(Unhex(in[i + 1]) << 4 | Unhex(in[i + 2]));
-    i += 2;
-  }
-  return true;
-}
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 
+#include "core/json_render.h"
 #include "core/text.h"
 #include "sinks/sql/table_sink.h"
 
@@ -50,14 +51,8 @@ Binding BindingFor(const std::string& declared_type) {
 bool DecodeHex(std::string_view hex, std::string& out) {
   if (hex.size() % 2 != 0) return false;
   out.clear();
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
   for (size_t i = 0; i < hex.size(); i += 2) {
-    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    int hi = HexDigit(hex[i]), lo = HexDigit(hex[i + 1]);
     if (hi < 0 || lo < 0) return false;
     out += static_cast<char>(hi << 4 | lo);
   }
@@ -438,8 +433,8 @@ class SqliteSink : public sql::TableSink {
     const std::string& text = cell->text;
     switch (bindings_[column]) {
       case Binding::kNumeric:
-        if (text == "t" || text == "f" || text == "true" || text == "false") {
-          sqlite3_bind_int(stmt, param, text[0] == 't' ? 1 : 0);
+        if (std::optional<bool> b = ParseBoolText(text)) {
+          sqlite3_bind_int(stmt, param, *b ? 1 : 0);
           return;
         }
         break;
