@@ -62,6 +62,8 @@ const Armed& ArmedPoint() {
 
 }  // namespace
 
+bool CrashPointArmed(const char* name) { return ArmedPoint().name == name; }
+
 void CrashPoint(const char* name) {
   const Armed& armed = ArmedPoint();
   if (armed.name.empty()) return;

@@ -25,4 +25,8 @@ const std::vector<CrashPointInfo>& RegisteredCrashPoints();
 // registered (a typo aborts, so a test can never silently arm a point that does not exist).
 void CrashPoint(const char* name);
 
+// True when FAUCET_CRASH_AT names `name`: for a point whose setup costs work on a hot path
+// (e.g. writing half a page first), so that the work is done only when the point is armed.
+bool CrashPointArmed(const char* name);
+
 }  // namespace faucet
