@@ -37,7 +37,6 @@ class Block {
   Block(YAML::Node node, std::shared_ptr<const std::string> file, std::string path);
 
   const std::string& path() const { return path_; }
-  const std::string& file() const { return *file_; }
   const YAML::Node& node() const { return node_; }
   // "file:line:col" of this block, or of `key` within it when present.
   std::string Where(const std::string& key = "") const;

@@ -37,7 +37,6 @@ enum class RequestedDelivery { kAtLeastOnce, kExactlyOnce };
 struct Document {
   std::string file;  // the path as given
   std::string name;  // `name:`, default the file stem; valid as a state key prefix
-  int version = 1;
   Block root;  // the whole document, for errors located at top-level keys
   ConnectorSpec source;
   ConnectorSpec sink;

@@ -10,7 +10,6 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kNotFound: return "not found";
     case StatusCode::kDataLoss: return "data loss";
     case StatusCode::kFailedPrecondition: return "failed precondition";
-    case StatusCode::kCancelled: return "cancelled";
     case StatusCode::kInternal: return "internal";
   }
   return "unknown";

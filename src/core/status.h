@@ -6,7 +6,6 @@
 //   kNotFound         the named thing does not exist.
 //   kDataLoss         corruption or a gap that would lose data: stop, never retry.
 //   kFailedPrecondition  the world is not in the state required (e.g. resync needed): stop.
-//   kCancelled        stopped on request (signal): not an error for the user.
 //   kInternal         a bug or an unexpected third-party failure: stop.
 // No exception crosses a module boundary; adapters catch and convert.
 #pragma once
@@ -26,7 +25,6 @@ enum class StatusCode {
   kNotFound,
   kDataLoss,
   kFailedPrecondition,
-  kCancelled,
   kInternal,
 };
 
@@ -44,7 +42,6 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
 
   // True when retrying the same operation later may succeed.
-  bool retryable() const { return code_ == StatusCode::kUnavailable; }
 
   // Returns a copy whose message is "context: message"; the code is kept.
   Status WithContext(const std::string& context) const;
@@ -64,7 +61,6 @@ inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move
 inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
-inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
 // Either a value or a non-ok Status.

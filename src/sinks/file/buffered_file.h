@@ -21,7 +21,6 @@ class BufferedFile {
   // `fs` must outlive this object.
   BufferedFile(std::string path, FileSystem& fs);
 
-  const std::string& path() const { return path_; }
 
   // Creates the parent directories and opens the file for appending, emptying it first when
   // `truncate`. A kept file that does not end in a newline (a line torn by a power cut) gets

@@ -54,7 +54,6 @@ class TableSink : public Sink {
   virtual Status OpenTable() = 0;
   // Called by OpenTable once the target table is read: checks the spec against it.
   Status SetTarget(TargetTable target);
-  const WriteSpec& spec() const { return spec_; }
   const TargetTable& target() const { return target_; }
   // True once SetTarget succeeded (Open ran): CommittedToken may come before it.
   bool has_target() const { return plan_ != nullptr; }

@@ -66,7 +66,9 @@ Result<WriteSpec> ParseWriteSpec(const config::Block& cfg, const MappingGrammar&
   for (const std::string& k : spec.key) {
     if (k.empty()) return cfg.Error("key", "column names must not be empty");
   }
-  ASSIGN_OR_RETURN(spec.batch_size, cfg.Int("batch_size", 1000, 1, 1000000));
+  // batch_size is accepted for compatibility and checked, not used: a page is written in one
+  // transaction, whatever its size, because a page is the unit of durability.
+  RETURN_IF_ERROR(cfg.Int("batch_size", 1000, 1, 1000000).status());
   RETURN_IF_ERROR(ParseMapping(cfg, grammar, spec));
 
   bool keyed = spec.mode == WriteMode::kUpsert || spec.mode == WriteMode::kDelete;

@@ -40,9 +40,6 @@ struct WriteSpec {
   // written whole, as one JSON document, into `json_column` (append only).
   bool auto_map = false;
   std::string json_column = "data";
-  // Accepted for compatibility. A page is always written in one transaction, whatever its size,
-  // because a page is the unit of durability.
-  int64_t batch_size = 1000;
 };
 
 // How a sink spells its JSON column mapping and whether it has a default.

@@ -136,7 +136,6 @@ Status StreamBuffer::Append(uint32_t xid, uint32_t subxid, std::string_view mess
       std::fwrite(message.data(), 1, message.size(), s.spill_) != message.size()) {
     return Unavailable("cannot write spill file: " + std::string(std::strerror(errno)));
   }
-  s.spilled_bytes_ += record;
   spilled_bytes_ += record;
   return Status::Ok();
 }

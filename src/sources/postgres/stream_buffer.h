@@ -41,7 +41,6 @@ class BufferedStream {
   std::vector<std::string> chunks_;  // records never span chunks
   size_t memory_bytes_ = 0;          // capacity of chunks_
   std::FILE* spill_ = nullptr;       // unlinked temp file; null until the budget is exceeded
-  uint64_t spilled_bytes_ = 0;
   std::set<uint32_t> aborted_;  // aborted subtransactions
 
   // Replay cursor.
