@@ -48,10 +48,7 @@ Result<BuiltPipeline> BuildPipeline(const std::string& path) {
   ASSIGN_OR_RETURN(built.parts, MakeParts(d, d.source, /*snapshot=*/false, built.warnings));
   if (d.state) {
     ASSIGN_OR_RETURN(StateConfig state, ParseStateConfig(d.state->type, d.state->config));
-    for (const std::string& key : d.state->config.UnreadKeys()) {
-      built.warnings.push_back(d.state->config.Where(key) + ": " + d.state->config.path() + "." +
-                               key + ": unknown key, ignored");
-    }
+    WarnUnread(d.state->config, built.warnings);
     if (d.state->type == "redis") {
       built.warnings.push_back(d.state->spec.Where("type") +
                                ": pipeline.state: the redis state store is only as durable as "

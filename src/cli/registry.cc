@@ -53,14 +53,14 @@ Status UnknownType(const config::ConnectorSpec& spec, const char* what,
                                      "' (expected one of: " + TypeList(kinds) + ")");
 }
 
+}  // namespace
+
 void WarnUnread(const config::Block& block, std::vector<std::string>& warnings) {
   for (const std::string& key : block.UnreadKeys()) {
     warnings.push_back(block.Where(key) + ": " + block.path() + "." + key +
                        ": unknown key, ignored");
   }
 }
-
-}  // namespace
 
 const std::vector<SourceKind>& SourceKinds() {
   static const std::vector<SourceKind> kKinds = {

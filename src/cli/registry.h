@@ -37,6 +37,10 @@ struct TransformKind {
   std::function<Result<std::unique_ptr<Transform>>(const config::ConnectorSpec&)> make;
 };
 
+// Adds "file:line:col: path.key: unknown key, ignored" to `warnings` for every key of `block`
+// that nothing read.
+void WarnUnread(const config::Block& block, std::vector<std::string>& warnings);
+
 const std::vector<SourceKind>& SourceKinds();
 const std::vector<SinkKind>& SinkKinds();
 const std::vector<TransformKind>& TransformKinds();

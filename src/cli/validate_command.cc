@@ -42,9 +42,7 @@ int ValidateCommand(const std::string& config_path, bool json) {
       out["error"] = built.status().message();
     }
     std::printf("%s\n", Redact(out.dump(2)).c_str());
-    if (!built.ok())
-      return built.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
-    return kExitOk;
+    return built.ok() ? kExitOk : ExitCodeFor(built.status());
   }
   if (!built.ok()) return ReportFailure(built.status());
   for (const std::string& w : built->warnings)
