@@ -46,12 +46,12 @@ Delivery PipelineDelivery(Guarantee g) {
   return g == Guarantee::kAtomicWatermark ? Delivery::kAtomicWatermark : Delivery::kAtLeastOnce;
 }
 
-Result<Guarantee> DeriveDelivery(const config::Document& doc) {
+Result<Guarantee> DeriveDelivery(const config::Document& doc, Durability state) {
   const SourceKind* source = FindSourceKind(doc.source.type);
   const SinkKind* sink = FindSinkKind(doc.sink.type);
   bool deterministic = source != nullptr && source->deterministic_replay;
   bool atomic = sink != nullptr && sink->atomic_watermark;
-  bool durable_state = doc.state && doc.state->type != "memory";
+  bool durable_state = state != Durability::kNone;
   bool keyed = SinkDedupsByKey(doc);
 
   if (doc.delivery == config::RequestedDelivery::kAtLeastOnce) {

@@ -22,7 +22,8 @@ const char* GuaranteeName(Guarantee g);
 // The guarantee `doc` runs with. When exactly_once is requested and no mechanism applies, a
 // kInvalidArgument naming the limiting side, checked in the reference's order: source, sink,
 // state store, DLQ.
-Result<Guarantee> DeriveDelivery(const config::Document& doc);
+// `state` is what the state store promises (Durability::kNone without one).
+Result<Guarantee> DeriveDelivery(const config::Document& doc, Durability state);
 
 // The sink's `write_mode` as written in the config ("append" when absent or not a string).
 std::string SinkWriteMode(const config::Document& doc);

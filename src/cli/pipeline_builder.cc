@@ -49,7 +49,7 @@ Result<BuiltPipeline> BuildPipeline(const std::string& path) {
   if (d.state) {
     ASSIGN_OR_RETURN(StateConfig state, ParseStateConfig(d.state->type, d.state->config));
     WarnUnread(d.state->config, built.warnings);
-    if (d.state->type == "redis") {
+    if (DurabilityOf(state.type) == Durability::kWeak) {
       built.warnings.push_back(d.state->spec.Where("type") +
                                ": pipeline.state: the redis state store is only as durable as "
                                "the Redis server's persistence settings (no fsync wait); prefer "
@@ -61,7 +61,9 @@ Result<BuiltPipeline> BuildPipeline(const std::string& path) {
                              ": pipeline.state: no state store, so nothing is persisted and "
                              "every run starts from the beginning");
   }
-  ASSIGN_OR_RETURN(built.guarantee, DeriveDelivery(d));
+  ASSIGN_OR_RETURN(built.guarantee,
+                   DeriveDelivery(d, built.state ? DurabilityOf(built.state->type)
+                                                 : Durability::kNone));
   return built;
 }
 

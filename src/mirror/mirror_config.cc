@@ -66,7 +66,7 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
                           "a mirror needs a durable state store (pipeline.state: file, "
                           "postgres or redis) to keep its position and phase");
   }
-  if (doc.state->type == "memory") {
+  if (built.state && DurabilityOf(built.state->type) == Durability::kNone) {
     return doc.state->spec.Error("type",
                                  "a mirror needs a durable state store: 'memory' would "
                                  "lose the captured position on restart");

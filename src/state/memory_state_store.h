@@ -1,5 +1,5 @@
 // MemoryStateStore: state that lives and dies with the process. For tests and previews only:
-// the exactly-once and mirror gates refuse it because durability() is kNone.
+// the exactly-once and mirror gates refuse it because its durability is kNone (DurabilityOf).
 #pragma once
 
 #include <map>

@@ -82,6 +82,19 @@ Result<StateConfig> ParseStateConfig(const std::string& type, const config::Bloc
       "", "unknown state store type '" + type + "' (known: file, postgres, redis, memory)");
 }
 
+Durability DurabilityOf(StateType type) {
+  switch (type) {
+    case StateType::kFile:
+    case StateType::kPostgres:
+      return Durability::kDurable;
+    case StateType::kRedis:
+      return Durability::kWeak;
+    case StateType::kMemory:
+      return Durability::kNone;
+  }
+  return Durability::kNone;
+}
+
 Result<std::unique_ptr<StateStore>> OpenStateStore(const StateConfig& cfg) {
   switch (cfg.type) {
     case StateType::kFile: {

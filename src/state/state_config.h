@@ -37,6 +37,10 @@ struct StateConfig {
 // (Block::UnreadKeys).
 Result<StateConfig> ParseStateConfig(const std::string& type, const config::Block& block);
 
+// What a store of `type` promises (StateStore::durability), known without opening it: the gates
+// of `faucet validate` use it.
+Durability DurabilityOf(StateType type);
+
 // Opens the store: creates the file store's directory, connects to postgres or redis (and
 // creates the postgres table when ensure_table). kUnavailable when a server cannot be reached.
 Result<std::unique_ptr<StateStore>> OpenStateStore(const StateConfig& cfg);

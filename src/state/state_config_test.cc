@@ -147,6 +147,18 @@ TEST(OpenStateStore, FileCreatesItsDirectory) {
   EXPECT_EQ(*(*store)->Get("p::row-0"), (Json{{"last_id", 7}}));
 }
 
+// The gates judge a store by its type before opening it: that judgement matches what the
+// opened stores report (postgres and redis are checked against their servers in
+// tests/integration/state_stores_test.cc).
+TEST(DurabilityOf, MatchesWhatTheOpenedStoreReports) {
+  StateConfig file{.type = StateType::kFile, .path = testing::TempDir("durability")};
+  EXPECT_EQ(DurabilityOf(StateType::kFile), (*OpenStateStore(file))->durability());
+  StateConfig memory{.type = StateType::kMemory};
+  EXPECT_EQ(DurabilityOf(StateType::kMemory), (*OpenStateStore(memory))->durability());
+  EXPECT_EQ(DurabilityOf(StateType::kPostgres), Durability::kDurable);
+  EXPECT_EQ(DurabilityOf(StateType::kRedis), Durability::kWeak);
+}
+
 TEST(OpenStateStore, UnreachableRedisIsUnavailable) {
   // Port 1 on loopback: nothing listens there, the connection is refused at once.
   StateConfig cfg{.type = StateType::kRedis, .url = "redis://:hunter2@127.0.0.1:1"};
