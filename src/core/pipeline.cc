@@ -37,6 +37,13 @@ constexpr const char* kEoMarker = "__faucet_eo";
 
 }  // namespace
 
+std::optional<Bookmark> StateBookmark(const Json& state) {
+  if (!state.is_object() || !state.contains(kEoMarker)) return Bookmark{state};
+  const Json& bm = state["bookmark"];
+  if (bm.is_null()) return std::nullopt;
+  return Bookmark{bm};
+}
+
 std::string FormatCommitToken(uint64_t seq, const Bookmark& bookmark) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%020" PRIu64, seq);
@@ -73,16 +80,13 @@ Result<Pipeline::Start> Pipeline::LoadStart() {
   if (prior) {
     // A wrapped value is unwrapped in both modes, so switching delivery modes keeps the
     // position; a bare bookmark reads as sequence 0.
+    start.bookmark = StateBookmark(*prior);
     if (prior->is_object() && prior->contains(kEoMarker)) {
-      const Json& bm = (*prior)["bookmark"];
-      if (!bm.is_null()) start.bookmark = Bookmark{bm};
       const Json& seq = (*prior)["seq"];
       if (!seq.is_number_integer() || seq.get<int64_t>() < 0) {
         return DataLoss("state '" + options_.state_key + "' has no valid \"seq\"");
       }
       start.seq = (*prior)["seq"].get<uint64_t>();
-    } else {
-      start.bookmark = Bookmark{*prior};
     }
   }
   if (options_.delivery != Delivery::kAtomicWatermark) return start;

@@ -115,6 +115,10 @@ class Pipeline {
   bool dlq_unflushed_ = false;  // rows were written to the DLQ since its last Flush
 };
 
+// The bookmark a pipeline's state value holds: the value itself, or the "bookmark" inside the
+// {"__faucet_eo":1,...} wrapper of the atomic watermark; absent when that wrapper holds none.
+std::optional<Bookmark> StateBookmark(const Json& state);
+
 // The token an atomic-watermark sink stores with a page: "{seq:020}#{compact bookmark json}".
 std::string FormatCommitToken(uint64_t seq, const Bookmark& bookmark);
 

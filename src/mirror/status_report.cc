@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/lsn.h"
+#include "core/pipeline.h"
 #include "mirror/mirror_status.h"
 
 namespace faucet::mirror {
@@ -43,7 +44,9 @@ Result<Json> ReadMirrorStatus(const cli::BuiltPipeline& built, StateStore& state
       marker && (*marker)["snapshot_done"].is_boolean() && (*marker)["snapshot_done"].get<bool>();
   // The committed position: the CDC bookmark, unwrapped if exactly-once wrapped it.
   Json position;
-  if (bookmark) position = bookmark->contains("__faucet_eo") ? (*bookmark)["bookmark"] : *bookmark;
+  if (bookmark) {
+    if (std::optional<Bookmark> b = StateBookmark(*bookmark)) position = b->value;
+  }
   out["position"] = position;
   out["lag_bytes"] = nullptr;
   out["lag_seconds"] = nullptr;
