@@ -14,12 +14,12 @@ namespace faucet {
 // Logical type of a column: how a sink renders the source's text (JSON number, string, ...).
 enum class ValueType : uint8_t {
   kBool,
-  kInt,       // int2/4/8, tinyint...bigint: rendered as a JSON number
-  kFloat,     // float4/8: a JSON number, or "NaN"/"Infinity"/"-Infinity" as strings
-  kNumeric,   // arbitrary precision: rendered as a JSON number when finite
+  kInt,      // int2/4/8, tinyint...bigint: rendered as a JSON number
+  kFloat,    // float4/8: a JSON number, or "NaN"/"Infinity"/"-Infinity" as strings
+  kNumeric,  // arbitrary precision: rendered as a JSON number when finite
   kText,
-  kBytes,     // text form is Postgres hex ("\x0a0b"); rendered base64
-  kJson,      // json/jsonb: embedded as JSON
+  kBytes,  // text form is Postgres hex ("\x0a0b"); rendered base64
+  kJson,   // json/jsonb: embedded as JSON
   kDate,
   kTime,
   kTimestamp,
@@ -27,7 +27,7 @@ enum class ValueType : uint8_t {
   kInterval,
   kUuid,
   kArray,
-  kOther,     // enums, domains over unknown types, ranges, composites: rendered as text
+  kOther,  // enums, domains over unknown types, ranges, composites: rendered as text
 };
 
 struct Column {
@@ -68,10 +68,22 @@ struct Cell {
   static Cell Null() { return {}; }
   static Cell Value(std::string t) { return {CellState::kValue, std::move(t)}; }
   static Cell UnchangedToast() { return {CellState::kUnchangedToast, {}}; }
+
+  bool operator==(const Cell&) const = default;
 };
 
 // Cells in the order of Relation::columns.
 using Row = std::vector<Cell>;
+
+// True when a column of `relation` that `is_key(column)` selects differs between `before` and
+// `after` (an update that moves the row to another key).
+template <class IsKey>
+bool KeyChanged(const Relation& relation, const Row& before, const Row& after, IsKey is_key) {
+  for (size_t i = 0; i < relation.columns.size() && i < before.size() && i < after.size(); ++i) {
+    if (is_key(relation.columns[i]) && !(before[i] == after[i])) return true;
+  }
+  return false;
+}
 
 enum class ChangeOp : uint8_t {
   kInsert,    // "c"

@@ -64,7 +64,9 @@ class CdcUnwrap : public Transform {
         continue;
       }
       if (!c.after) continue;
-      if (c.op == ChangeOp::kUpdate && c.before && KeyChanged(*c.relation, *c.before, *c.after)) {
+      if (c.op == ChangeOp::kUpdate && c.before &&
+          KeyChanged(*c.relation, *c.before, *c.after,
+                     [this](const Column& col) { return IsKey(col); })) {
         out.push_back(Flat(c, std::move(*c.before), "d"));
       }
       out.push_back(Flat(c, std::move(*c.after), "u"));
@@ -90,14 +92,6 @@ class CdcUnwrap : public Transform {
   bool IsKey(const Column& col) const {
     if (key_.empty()) return col.key;
     return std::find(key_.begin(), key_.end(), col.name) != key_.end();
-  }
-
-  bool KeyChanged(const Relation& r, const Row& before, const Row& after) const {
-    for (size_t i = 0; i < r.columns.size() && i < before.size() && i < after.size(); ++i) {
-      if (!IsKey(r.columns[i])) continue;
-      if (before[i].state != after[i].state || before[i].text != after[i].text) return true;
-    }
-    return false;
   }
 
   std::vector<std::string> delete_ops_;

@@ -276,14 +276,7 @@ Status PostgresCdcSource::HandleCopyData(std::string_view data) {
 namespace {
 
 bool KeyChanged(const Change& c) {
-  const std::vector<Column>& cols = c.relation->columns;
-  for (size_t i = 0; i < cols.size() && i < c.before->size() && i < c.after->size(); ++i) {
-    if (!cols[i].key) continue;
-    const Cell& b = (*c.before)[i];
-    const Cell& a = (*c.after)[i];
-    if (b.state != a.state || b.text != a.text) return true;
-  }
-  return false;
+  return KeyChanged(*c.relation, *c.before, *c.after, [](const Column& col) { return col.key; });
 }
 
 }  // namespace
