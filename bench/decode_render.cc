@@ -32,14 +32,14 @@ int main(int argc, char** argv) {
                                     {"flag", 16}},
                                    xid));
   for (int g = 1; g <= rows; ++g) {
-    msgs.push_back(testmsg::Insert(
-        oid,
-        {testmsg::T(std::to_string(g)), testmsg::T("name-" + std::to_string(g)),
-         testmsg::T(std::to_string(g / 100) + "." + std::to_string(g % 100 / 10) +
-                    std::to_string(g % 10)),
-         testmsg::T(std::to_string(g % 1000)), testmsg::T("2024-01-12 13:46:40+00"),
-         testmsg::T(g % 2 ? "f" : "t")},
-        xid));
+    msgs.push_back(
+        testmsg::Insert(oid,
+                        {testmsg::T(std::to_string(g)), testmsg::T("name-" + std::to_string(g)),
+                         testmsg::T(std::to_string(g / 100) + "." + std::to_string(g % 100 / 10) +
+                                    std::to_string(g % 10)),
+                         testmsg::T(std::to_string(g % 1000)), testmsg::T("2024-01-12 13:46:40+00"),
+                         testmsg::T(g % 2 ? "f" : "t")},
+                        xid));
   }
   msgs.push_back(testmsg::StreamStop());
   msgs.push_back(testmsg::StreamCommit(xid, 0x0B42FAB8, 0x0B42FB20, 100));

@@ -60,7 +60,8 @@ Result<Guarantee> DeriveDelivery(const config::Document& doc, Durability state) 
   auto fail = [&](const std::string& why) {
     return doc.root.Error("delivery", "exactly_once " + why);
   };
-  if (SinkWriteMode(doc) == "overwrite") return fail("is not compatible with write_mode: overwrite");
+  if (SinkWriteMode(doc) == "overwrite")
+    return fail("is not compatible with write_mode: overwrite");
   if (atomic && deterministic && durable_state && !doc.dlq) return Guarantee::kAtomicWatermark;
   if (keyed) return Guarantee::kKeyedUpsert;
   if (!deterministic) {

@@ -1,8 +1,8 @@
 #include "transforms/transforms.h"
 
-#include "transforms/relation_cache.h"
-
 #include <gtest/gtest.h>
+
+#include "transforms/relation_cache.h"
 
 namespace faucet {
 namespace {

@@ -29,10 +29,16 @@ std::string UpsertPipelineYaml(const std::string& type, const std::string& locat
          "    - type: cdc_unwrap\n"
          "      config: {}\n"
          "  sink:\n"
-         "    type: " + type + "\n"
+         "    type: " +
+         type +
+         "\n"
          "    config:\n"
-         "      " + locate + "\n"
-         "      table_name: " + kDestTable + "\n"
+         "      " +
+         locate +
+         "\n"
+         "      table_name: " +
+         kDestTable +
+         "\n"
          "      column_mapping: auto_map\n"
          "      write_mode: upsert\n"
          "      key: [id]\n"
