@@ -2,9 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <string_view>
 #include <thread>
 
 #include "core/bounded_queue.h"
@@ -44,25 +47,59 @@ std::optional<Bookmark> StateBookmark(const Json& state) {
   return Bookmark{bm};
 }
 
-std::string FormatCommitToken(uint64_t seq, const Bookmark& bookmark) {
+namespace {
+
+std::string SeqText(uint64_t seq) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%020" PRIu64, seq);
-  return std::string(buf) + "#" + bookmark.ToString();
+  return buf;
+}
+
+// A whole decimal number of at most 20 digits that fits 64 bits.
+std::optional<uint64_t> ParseCount(std::string_view digits) {
+  uint64_t n = 0;
+  if (digits.empty() || digits.size() > 20) return std::nullopt;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+std::string FormatCommitToken(uint64_t seq, const Bookmark& bookmark) {
+  return SeqText(seq) + "#" + bookmark.ToString();
+}
+
+std::string FormatChunkToken(uint64_t seq, const std::optional<Bookmark>& anchor,
+                             uint64_t changes) {
+  return SeqText(seq) + "#" + (anchor ? anchor->ToString() : "null") + "+" +
+         std::to_string(changes);
 }
 
 Result<CommitToken> ParseCommitToken(const std::string& token) {
-  size_t hash = token.find('#');
-  std::string digits = token.substr(0, hash);
-  if (digits.empty() || digits.size() > 20 ||
-      digits.find_first_not_of("0123456789") != std::string::npos) {
-    return DataLoss("commit token '" + token + "' does not start with a sequence number");
-  }
+  const size_t hash = token.find('#');
   CommitToken t;
-  t.seq = std::stoull(digits);
-  if (hash != std::string::npos) {
-    Json bookmark = Json::parse(token.substr(hash + 1), nullptr, /*allow_exceptions=*/false);
-    if (!bookmark.is_discarded() && !bookmark.is_null()) t.bookmark = Bookmark{bookmark};
+  std::optional<uint64_t> seq = ParseCount(std::string_view(token).substr(0, hash));
+  if (!seq) return DataLoss("commit token '" + token + "' does not start with a sequence number");
+  t.seq = *seq;
+  if (hash == std::string::npos) return t;  // legacy: the sequence number only
+
+  const std::string rest = token.substr(hash + 1);
+  Json bookmark = Json::parse(rest, nullptr, /*allow_exceptions=*/false);
+  if (bookmark.is_discarded()) {  // a chunk token: "{anchor}+{n}"
+    const size_t plus = rest.rfind('+');
+    std::optional<uint64_t> changes;
+    if (plus != std::string::npos) {
+      changes = ParseCount(std::string_view(rest).substr(plus + 1));
+      bookmark = Json::parse(rest.substr(0, plus), nullptr, /*allow_exceptions=*/false);
+    }
+    if (!changes || bookmark.is_discarded()) {
+      return DataLoss("commit token '" + token +
+                      "' is corrupt: after '#' comes neither a bookmark nor a bookmark+count");
+    }
+    t.chunk_changes = changes;
   }
+  if (!bookmark.is_null()) t.bookmark = Bookmark{bookmark};
   return t;
 }
 
@@ -92,17 +129,35 @@ Result<Pipeline::Start> Pipeline::LoadStart() {
   if (options_.delivery != Delivery::kAtomicWatermark) return start;
 
   ASSIGN_OR_RETURN(std::optional<std::string> token, sink_.CommittedToken(options_.state_key));
-  if (token) {
-    ASSIGN_OR_RETURN(CommitToken committed, ParseCommitToken(*token));
-    start.committed_seq = committed.seq;
-    // The sink committed pages whose bookmark never reached the state store (a crash between
-    // the sink commit and the persist): resume after what the sink has.
-    if (committed.seq > start.seq && committed.bookmark) {
-      spdlog::info("re-anchoring at the sink's commit token (seq {} > state seq {})", committed.seq,
-                   start.seq);
-      start.bookmark = committed.bookmark;
-      start.seq = committed.seq;
+  if (!token) return start;
+  Result<CommitToken> parsed = ParseCommitToken(*token);
+  if (!parsed.ok()) {
+    return DataLoss("the sink's commit token for '" + options_.state_key +
+                    "': " + parsed.status().message());
+  }
+  const CommitToken& committed = *parsed;
+  start.committed_seq = committed.seq;
+  const bool chunk = committed.chunk_changes.has_value();
+  // The sink committed pages whose bookmark never reached the state store (a crash between
+  // the sink commit and the persist): resume after what the sink has.
+  if (committed.seq > start.seq && (committed.bookmark || chunk)) {
+    spdlog::info("re-anchoring at the sink's commit token (seq {} > state seq {})", committed.seq,
+                 start.seq);
+    start.bookmark = committed.bookmark;
+    start.seq = committed.seq;
+  }
+  if (chunk && committed.seq == start.seq) {
+    // Both stores name the same page: its bookmark must be the chunk's anchor.
+    if (!(committed.bookmark == start.bookmark)) {
+      return DataLoss("the sink's commit token for '" + options_.state_key + "' ('" + *token +
+                      "') and the state (" +
+                      (start.bookmark ? start.bookmark->ToString() : "no bookmark") +
+                      ") disagree at sequence " + std::to_string(start.seq) +
+                      ": one of them was changed by hand");
     }
+    start.skip_changes = *committed.chunk_changes;
+    spdlog::info("the sink holds the first {} changes after the resume position: skipping them",
+                 start.skip_changes);
   }
   return start;
 }
@@ -115,17 +170,48 @@ Status Pipeline::Checkpoint(const Bookmark& bookmark, uint64_t seq) {
   return state_.Put(options_.state_key, bookmark.value);
 }
 
-Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
-                           PipelineStats& stats) {
-  Status budget_error;
-  if (options_.delivery == Delivery::kAtomicWatermark && page.bookmark) {
-    ++*seq;
-    if (*seq <= start.committed_seq) {
+Status Pipeline::WriteWatermarked(Page& page, Watermark& mark, const Start& start,
+                                  PipelineStats& stats, bool& written) {
+  written = true;
+  if (mark.skip > 0) {  // the sink holds these from an earlier run's chunks
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(mark.skip, page.changes.size()));
+    page.changes.erase(page.changes.begin(), page.changes.begin() + static_cast<ptrdiff_t>(n));
+    mark.skip -= n;
+    mark.chunk_changes += n;
+    stats.changes_skipped += n;
+    if (!page.bookmark && page.changes.empty()) {
+      written = false;
       ++stats.pages_skipped;
-    } else {
-      RETURN_IF_ERROR(
-          sink_.WriteIdempotent(page, options_.state_key, FormatCommitToken(*seq, *page.bookmark)));
+      return Status::Ok();
     }
+  }
+  if (page.bookmark) {
+    ++mark.seq;
+    mark.anchor = page.bookmark;
+    mark.chunk_changes = 0;
+    if (mark.seq <= start.committed_seq) {  // a legacy token without a bookmark
+      ++stats.pages_skipped;
+      return Status::Ok();
+    }
+    return sink_.WriteIdempotent(page, options_.state_key,
+                                 FormatCommitToken(mark.seq, *page.bookmark));
+  }
+  if (mark.seq < start.committed_seq) {  // a chunk of a page a legacy token says is committed
+    written = false;
+    ++stats.pages_skipped;
+    return Status::Ok();
+  }
+  mark.chunk_changes += page.changes.size();
+  return sink_.WriteIdempotent(page, options_.state_key,
+                               FormatChunkToken(mark.seq, mark.anchor, mark.chunk_changes));
+}
+
+Status Pipeline::WritePage(Page& page, Watermark& mark, const Start& start, PipelineStats& stats) {
+  Status budget_error;
+  if (options_.delivery == Delivery::kAtomicWatermark) {
+    bool written = true;
+    RETURN_IF_ERROR(WriteWatermarked(page, mark, start, stats, written));
+    if (!written) return Status::Ok();
   } else if (options_.dlq) {
     RETURN_IF_ERROR(WriteWithDlq(page, stats, budget_error));
   } else {
@@ -146,9 +232,11 @@ Status Pipeline::WritePage(const Page& page, uint64_t* seq, const Start& start,
   RETURN_IF_ERROR(sink_.Flush());
   RETURN_IF_ERROR(FlushDlq());
   CrashPoint("pipeline.after_flush");
-  RETURN_IF_ERROR(Checkpoint(*page.bookmark, *seq));
+  RETURN_IF_ERROR(Checkpoint(*page.bookmark, mark.seq));
   CrashPoint("pipeline.after_persist");
-  source_.Acknowledge(*page.bookmark);
+  if (Status acked = source_.Acknowledge(*page.bookmark); !acked.ok()) {
+    return Status(acked.code(), "state '" + options_.state_key + "': " + acked.message());
+  }
   ++stats.checkpoints;
   stats.last_bookmark = page.bookmark;
   if (options_.on_page) options_.on_page(page, stats);
@@ -248,7 +336,7 @@ Result<PipelineStats> Pipeline::Run() {
   });
 
   PipelineStats stats;
-  uint64_t seq = start.seq;
+  Watermark mark{start.seq, start.bookmark, 0, start.skip_changes};
   Status source_error;
   Status sink_error;
   while (true) {
@@ -262,7 +350,7 @@ Result<PipelineStats> Pipeline::Run() {
       source_error = item->status;
       break;
     }
-    sink_error = WritePage(item->page, &seq, start, stats);
+    sink_error = WritePage(item->page, mark, start, stats);
     if (!sink_error.ok()) break;
   }
   sink_failed = !sink_error.ok();

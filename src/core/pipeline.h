@@ -30,10 +30,14 @@ namespace faucet {
 
 enum class Delivery {
   kAtLeastOnce,
-  // Atomic watermark: the sink commits each page with a token "{seq:020}#{bookmark}" in one
-  // transaction; the state holds {"__faucet_eo":1,"bookmark":..,"seq":..}. On start the source
-  // is re-anchored at the sink's token when it is ahead of the state, and pages the sink
-  // already committed are skipped. See docs/state-format.md.
+  // Atomic watermark: the sink commits every page with a commit token in one transaction; the
+  // state holds {"__faucet_eo":1,"bookmark":..,"seq":..}. A page with a bookmark commits
+  // "{seq:020}#{bookmark}"; a chunk of a transaction larger than a page (no bookmark) commits
+  // "{seq:020}#{anchor}+{n}": n changes after the last bookmark `anchor` are in the sink. On
+  // start the source is re-anchored at the sink's token when it is ahead of the state, and the
+  // n changes a chunk token counts are skipped, wherever the replay cuts its pages; so no
+  // change is written twice or lost whatever the transaction's size. See
+  // docs/state-format.md.
   kAtomicWatermark,
 };
 
@@ -75,9 +79,10 @@ struct PipelineOptions {
 struct PipelineStats {
   uint64_t pages = 0;
   uint64_t changes = 0;
-  uint64_t pages_skipped = 0;  // already committed by an atomic-watermark sink
-  uint64_t checkpoints = 0;    // bookmarks persisted
-  uint64_t dead_lettered = 0;  // rows sent to the DLQ
+  uint64_t pages_skipped = 0;    // already committed by an atomic-watermark sink
+  uint64_t changes_skipped = 0;  // of chunks already committed by an atomic-watermark sink
+  uint64_t checkpoints = 0;      // bookmarks persisted
+  uint64_t dead_lettered = 0;    // rows sent to the DLQ
   std::optional<Bookmark> last_bookmark;
   bool stopped = false;  // ended by a stop request
 };
@@ -96,10 +101,24 @@ class Pipeline {
     std::optional<Bookmark> bookmark;
     uint64_t seq = 0;            // last sequence number persisted (atomic watermark)
     uint64_t committed_seq = 0;  // last sequence number the sink committed
+    uint64_t skip_changes = 0;   // changes after `bookmark` the sink committed in chunks
+  };
+  // Where the atomic watermark stands on the sink thread during a run.
+  struct Watermark {
+    uint64_t seq = 0;                // of the last page with a bookmark
+    std::optional<Bookmark> anchor;  // that page's bookmark (the start's, before one)
+    uint64_t chunk_changes = 0;      // changes after `anchor` committed (or skipped) in chunks
+    uint64_t skip = 0;               // changes still to skip: committed by an earlier run
   };
   Result<Start> LoadStart();
   Status Checkpoint(const Bookmark& bookmark, uint64_t seq);
-  Status WritePage(const Page& page, uint64_t* seq, const Start& start, PipelineStats& stats);
+  // Writes `page` the way the delivery mode says, then (for a page with a bookmark) flushes,
+  // persists and acknowledges. May drop already-committed changes from the page's front.
+  Status WritePage(Page& page, Watermark& mark, const Start& start, PipelineStats& stats);
+  // The atomic-watermark write of WritePage. Sets `written` false when the sink already had
+  // the whole page.
+  Status WriteWatermarked(Page& page, Watermark& mark, const Start& start, PipelineStats& stats,
+                          bool& written);
   // The DLQ write path of WritePage. Sets `budget_error` when a failure budget is exceeded:
   // the page is still completed and persisted, then the run fails with it.
   Status WriteWithDlq(const Page& page, PipelineStats& stats, Status& budget_error);
@@ -119,14 +138,26 @@ class Pipeline {
 // {"__faucet_eo":1,...} wrapper of the atomic watermark; absent when that wrapper holds none.
 std::optional<Bookmark> StateBookmark(const Json& state);
 
-// The token an atomic-watermark sink stores with a page: "{seq:020}#{compact bookmark json}".
+// The token an atomic-watermark sink stores with a page that carries a bookmark:
+// "{seq:020}#{compact bookmark json}" (the reference system's format).
 std::string FormatCommitToken(uint64_t seq, const Bookmark& bookmark);
+
+// The token stored with a chunk (a page without a bookmark): "{seq:020}#{anchor json}+{n}",
+// where `anchor` is the last bookmark before the chunk ("null" when the run started without
+// one) and n counts the changes after it that the sink now holds.
+std::string FormatChunkToken(uint64_t seq, const std::optional<Bookmark>& anchor, uint64_t changes);
 
 struct CommitToken {
   uint64_t seq = 0;
-  std::optional<Bookmark> bookmark;  // absent for a legacy bare "{seq:020}" token
+  // The bookmark (or a chunk's anchor). Absent for a legacy bare "{seq:020}" token, a part
+  // after '#' that is not JSON (the reference reads only the sequence then), or a chunk
+  // anchored at the source's start.
+  std::optional<Bookmark> bookmark;
+  // Set on a chunk token: the changes after `bookmark` that are committed.
+  std::optional<uint64_t> chunk_changes;
 };
-// Parses a token; the bookmark is absent when the part after '#' is missing or not JSON.
+// Parses a token. A token that does not start with a sequence number that fits 64 bits is
+// kDataLoss quoting it.
 Result<CommitToken> ParseCommitToken(const std::string& token);
 
 }  // namespace faucet

@@ -32,8 +32,8 @@ TEST(Pipeline, PersistsBookmarkOnlyAfterSinkFlush) {
   Harness h;
   FakeSource source({MakePage(2, Json{{"n", 1}}), MakePage(3, Json{{"n", 2}})});
   ASSERT_TRUE(h.Run(source).ok());
-  std::vector<std::string> expected = {"write:2", "flush", "put", "write:3", "flush", "put",
-                                       "flush"};
+  std::vector<std::string> expected = {"write:2", "flush", "put",  "write:3",
+                                       "flush",   "put",   "flush"};
   EXPECT_EQ(h.sink.calls, expected);
   EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 2}}));
 }
@@ -168,8 +168,128 @@ TEST(Pipeline, AtomicWatermarkSkipsPagesTheSinkAlreadyCommitted) {
   EXPECT_EQ(h.sink.rows_written, 1u);
 }
 
+// A transaction larger than a page: every chunk commits a token counting the changes after
+// the last bookmark, so a crash after any chunk replays nothing the sink has.
+TEST(Pipeline, AtomicWatermarkChunksCommitTokensThatCountTheirChanges) {
+  Harness h;
+  h.options.delivery = Delivery::kAtomicWatermark;
+  FakeSource source({MakePage(3, std::nullopt), MakePage(3, std::nullopt),
+                     MakePage(2, Json{{"n", 1}}), MakePage(3, std::nullopt),
+                     MakePage(1, Json{{"n", 2}})});
+  ASSERT_TRUE(h.Run(source).ok());
+  EXPECT_EQ(h.sink.calls,
+            (std::vector<std::string>{"write_idempotent:00000000000000000000#null+3",
+                                      "write_idempotent:00000000000000000000#null+6",
+                                      "write_idempotent:00000000000000000001#{\"n\":1}", "flush",
+                                      "put", "write_idempotent:00000000000000000001#{\"n\":1}+3",
+                                      "write_idempotent:00000000000000000002#{\"n\":2}", "flush",
+                                      "put", "flush"}));
+}
+
+TEST(Pipeline, AtomicWatermarkSkipsTheChangesChunkTokensCountWhereverTheReplayCutsPages) {
+  // An earlier run committed 4 changes of the transaction in chunks, then died; the replay
+  // cuts the transaction into pages of 3.
+  Harness h;
+  h.options.delivery = Delivery::kAtomicWatermark;
+  h.sink.tokens["p::row-0"] = "00000000000000000000#null+4";
+  FakeSource source(
+      {MakePage(3, std::nullopt), MakePage(3, std::nullopt), MakePage(2, Json{{"n", 1}})});
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(source.opened_at.has_value());
+  EXPECT_EQ(r->changes_skipped, 4u);
+  EXPECT_EQ(r->pages_skipped, 1u);
+  EXPECT_EQ(h.sink.rows_written, 4u);
+  EXPECT_EQ(h.sink.calls,
+            (std::vector<std::string>{"write_idempotent:00000000000000000000#null+6",
+                                      "write_idempotent:00000000000000000001#{\"n\":1}", "flush",
+                                      "put", "flush"}));
+}
+
+TEST(Pipeline, AtomicWatermarkReanchorsAtAChunkTokenAheadOfState) {
+  // The sink committed page 5 and 2 changes after it; the state still says page 4.
+  Harness h;
+  h.options.delivery = Delivery::kAtomicWatermark;
+  h.state.values["p::row-0"] = Json{{"__faucet_eo", 1}, {"bookmark", {{"n", 4}}}, {"seq", 4}};
+  h.sink.tokens["p::row-0"] = FormatChunkToken(5, Bookmark{Json{{"n", 5}}}, 2);
+  FakeSource source({MakePage(5, Json{{"n", 6}})});
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(source.opened_at->value, (Json{{"n", 5}}));
+  EXPECT_EQ(r->changes_skipped, 2u);
+  EXPECT_EQ(h.sink.rows_written, 3u);
+  EXPECT_EQ(h.sink.tokens["p::row-0"], "00000000000000000006#{\"n\":6}");
+}
+
+TEST(Pipeline, AChunkTokenThatDisagreesWithTheStateIsDataLoss) {
+  Harness h;
+  h.options.delivery = Delivery::kAtomicWatermark;
+  h.state.values["p::row-0"] = Json{{"__faucet_eo", 1}, {"bookmark", {{"n", 1}}}, {"seq", 1}};
+  h.sink.tokens["p::row-0"] = FormatChunkToken(1, Bookmark{Json{{"n", 9}}}, 2);
+  FakeSource source({MakePage(1, Json{{"n", 2}})});
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("p::row-0"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(h.sink.rows_written, 0u);
+}
+
+TEST(Pipeline, ACorruptSinkTokenIsDataLossNamingTheStateKey) {
+  Harness h;
+  h.options.delivery = Delivery::kAtomicWatermark;
+  h.sink.tokens["p::row-0"] = "00000000000000000003#{\"n\":";
+  FakeSource source({MakePage(1, Json{{"n", 2}})});
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("commit token for 'p::row-0'"), std::string::npos)
+      << r.status().ToString();
+}
+
+TEST(Pipeline, ABookmarkTheSourceCannotAcknowledgeEndsTheRun) {
+  Harness h;
+  FakeSource source({MakePage(1, Json{{"n", 1}}), MakePage(1, Json{{"n", 2}})});
+  source.acknowledge_error = DataLoss("bookmark {\"n\":1} is not a fake bookmark");
+  Result<PipelineStats> r = h.Run(source);
+  ASSERT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("state 'p::row-0'"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_EQ(h.sink.rows_written, 1u);
+}
+
+TEST(CommitToken, ChunkTokensRoundTrip) {
+  Result<CommitToken> t = ParseCommitToken(FormatChunkToken(7, Bookmark{Json{{"a", "x+1"}}}, 2500));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->seq, 7u);
+  EXPECT_EQ(t->bookmark->value, (Json{{"a", "x+1"}}));
+  EXPECT_EQ(t->chunk_changes, 2500u);
+
+  t = ParseCommitToken(FormatChunkToken(0, std::nullopt, 3));
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE(t->bookmark.has_value());
+  EXPECT_EQ(t->chunk_changes, 3u);
+
+  t = ParseCommitToken("00000000000000000001#5+3");  // a bare number as the bookmark
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->bookmark->value, Json(5));
+  EXPECT_EQ(t->chunk_changes, 3u);
+  t = ParseCommitToken("00000000000000000001#1e+5");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->bookmark->value, Json(1e5));
+  EXPECT_FALSE(t->chunk_changes.has_value());
+}
+
+TEST(CommitToken, CorruptTokensAreDataLossNotExceptions) {
+  for (const char* bad : {"99999999999999999999#{}", "123456789012345678901", "", "#{}", "-1#{}",
+                          "1#{\"a\":", "1#{}+", "1#{}+x", "1#{+2"}) {
+    Result<CommitToken> t = ParseCommitToken(bad);
+    EXPECT_EQ(t.status().code(), StatusCode::kDataLoss) << bad;
+    EXPECT_NE(t.status().message().find(bad), std::string::npos) << t.status().ToString();
+  }
+  EXPECT_EQ(ParseCommitToken("18446744073709551615")->seq, UINT64_MAX);
+}
+
 TEST(CommitToken, RoundTrips) {
-  Result<CommitToken> t = ParseCommitToken(FormatCommitToken(42, Bookmark{Json{{"last_lsn", "0/16"}}}));
+  Result<CommitToken> t =
+      ParseCommitToken(FormatCommitToken(42, Bookmark{Json{{"last_lsn", "0/16"}}}));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->seq, 42u);
   EXPECT_EQ(t->bookmark->value, (Json{{"last_lsn", "0/16"}}));
@@ -200,8 +320,8 @@ TEST(PipelineDlq, RejectedRowsGoToTheDlqWhichIsFlushedBeforeThePersist) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->dead_lettered, 1u);
   // The final flush finds nothing new in the DLQ: no second fsync.
-  std::vector<std::string> expected = {"write_isolating:2", "dlq.write:1", "flush", "dlq.flush",
-                                       "put", "flush"};
+  std::vector<std::string> expected = {"write_isolating:2", "dlq.write:1", "flush",
+                                       "dlq.flush",         "put",         "flush"};
   EXPECT_EQ(h.sink.calls, expected);
   EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 1}}));
 }
@@ -212,8 +332,8 @@ TEST(PipelineDlq, AnUntouchedDlqIsNotFlushed) {
   FakeSource source({MakePage(2, Json{{"n", 1}}), MakePage(2, Json{{"n", 2}})});
   Result<PipelineStats> r = h.Run(source);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  std::vector<std::string> expected = {"write_isolating:2", "flush", "put",
-                                       "write_isolating:2", "flush", "put", "flush"};
+  std::vector<std::string> expected = {
+      "write_isolating:2", "flush", "put", "write_isolating:2", "flush", "put", "flush"};
   EXPECT_EQ(h.sink.calls, expected);
 }
 

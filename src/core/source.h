@@ -36,8 +36,12 @@ class Source {
   // Tells the source that everything up to `durable` is written, flushed and persisted: only
   // now may it be acknowledged upstream (Postgres: the standby status flush/apply LSN). Called
   // from the sink thread, concurrently with Next: implementations publish it atomically and do
-  // not block. Bookmarks arrive in increasing order.
-  virtual void Acknowledge(const Bookmark& durable) { (void)durable; }
+  // not block. Bookmarks arrive in increasing order. A bookmark this source cannot read is an
+  // error naming it (the run then ends), never ignored.
+  virtual Status Acknowledge(const Bookmark& durable) {
+    (void)durable;
+    return Status::Ok();
+  }
 
   // Called on the source thread, about once a second, while the pipeline waits for the sink
   // to make room for the next page: a source whose server drops silent clients (Postgres'

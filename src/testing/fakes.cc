@@ -17,9 +17,10 @@ Result<SourceEvent> FakeSource::Next(std::chrono::milliseconds) {
   return SourceEvent{SourceEvent::Kind::kEnd, {}};
 }
 
-void FakeSource::Acknowledge(const Bookmark& durable) {
+Status FakeSource::Acknowledge(const Bookmark& durable) {
   std::lock_guard lock(mu_);
   acknowledged_.push_back(durable);
+  return acknowledge_error;
 }
 
 std::vector<Bookmark> FakeSource::Acknowledged() {

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "core/sink.h"
@@ -21,10 +21,11 @@ class FakeSource : public Source {
 
   Status Open(const std::optional<Bookmark>& start) override;
   Result<SourceEvent> Next(std::chrono::milliseconds wait) override;
-  void Acknowledge(const Bookmark& durable) override;
+  Status Acknowledge(const Bookmark& durable) override;
 
   std::optional<Bookmark> opened_at;
   Status final_error;
+  Status acknowledge_error;  // what Acknowledge answers
   std::vector<Bookmark> Acknowledged();
 
  private:
@@ -46,11 +47,11 @@ class FakeSink : public Sink {
   Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) override;
 
   bool opened_resuming = false;
-  std::set<size_t> reject;        // indexes WriteIsolating rejects
-  bool fail_isolating = false;    // WriteIsolating fails as a whole
-  std::string prefix;             // put before each logged call ("dlq.")
+  std::set<size_t> reject;                 // indexes WriteIsolating rejects
+  bool fail_isolating = false;             // WriteIsolating fails as a whole
+  std::string prefix;                      // put before each logged call ("dlq.")
   std::vector<std::string>* log = &calls;  // where calls are logged (a shared log for order)
-  int fail_write_at = -1;  // the nth Write (0-based) fails
+  int fail_write_at = -1;                  // the nth Write (0-based) fails
   bool fail_flush = false;
   std::vector<std::string> calls;  // "write:<n changes>", "flush", "write_idempotent:<token>"
   std::map<std::string, std::string> tokens;

@@ -147,15 +147,12 @@ PostgresCdcStats PostgresCdcSource::stats() const {
   return s;
 }
 
-void PostgresCdcSource::Acknowledge(const Bookmark& durable) {
-  Result<Lsn> lsn = ParseBookmark(durable);
-  if (!lsn.ok()) {
-    spdlog::error("postgres-cdc: ignoring acknowledgement: {}", lsn.status().message());
-    return;
-  }
+Status PostgresCdcSource::Acknowledge(const Bookmark& durable) {
+  ASSIGN_OR_RETURN(Lsn lsn, ParseBookmark(durable));
   uint64_t seen = acked_.load();
-  while (lsn->value() > seen && !acked_.compare_exchange_weak(seen, lsn->value())) {
+  while (lsn.value() > seen && !acked_.compare_exchange_weak(seen, lsn.value())) {
   }
+  return Status::Ok();
 }
 
 Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {

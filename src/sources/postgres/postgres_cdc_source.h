@@ -60,8 +60,9 @@ class PostgresCdcSource final : public Source {
   // position. A slot held by another session is retried (slot_acquire_retries).
   Status Open(const std::optional<Bookmark>& start) override;
   Result<SourceEvent> Next(std::chrono::milliseconds wait) override;
-  // Publishes `durable` (a bookmark this source emitted) for the next status update.
-  void Acknowledge(const Bookmark& durable) override;
+  // Publishes `durable` (a bookmark this source emitted) for the next status update; one
+  // without a readable last_lsn is kDataLoss naming it.
+  Status Acknowledge(const Bookmark& durable) override;
   // Ensures the permanent slot exists and returns its confirmed_flush_lsn (else restart_lsn,
   // else the current WAL end) as a bookmark, consuming nothing. A temporary slot cannot hold a
   // position across processes: kFailedPrecondition.
@@ -114,8 +115,8 @@ class PostgresCdcSource final : public Source {
   std::optional<std::chrono::steady_clock::time_point> pending_since_;
   std::deque<Page> ready_;
   std::vector<TxnEvent> events_;  // decoder output, reused (Next and HandleCopyData never nest)
-  Lsn last_emitted_;  // bookmark of the last page handed out (or the start position)
-  Lsn idle_floor_;    // an idle page's position must exceed this: max(resume, slot's confirmed)
+  Lsn last_emitted_;              // bookmark of the last page handed out (or the start position)
+  Lsn idle_floor_;  // an idle page's position must exceed this: max(resume, slot's confirmed)
 
   std::chrono::steady_clock::time_point cycle_start_;
   std::chrono::steady_clock::time_point last_data_;
