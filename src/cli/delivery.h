@@ -19,14 +19,14 @@ enum class Guarantee {
 // "at-least-once", "effectively-once (atomic watermark)", "effectively-once (keyed upsert)".
 const char* GuaranteeName(Guarantee g);
 
-// The guarantee `doc` runs with. When exactly_once is requested and no mechanism applies, a
-// kInvalidArgument naming the limiting side, checked in the reference's order: source, sink,
-// state store, DLQ.
-// `state` is what the state store promises (Durability::kNone without one).
-Result<Guarantee> DeriveDelivery(const config::Document& doc, Durability state);
-
-// The sink's `write_mode` as written in the config ("append" when absent or not a string).
-std::string SinkWriteMode(const config::Document& doc);
+// The guarantee `doc` runs with, derived from what its built sink declares (`sink`, the
+// sink's Capabilities()), never from the YAML: a sink that cannot upsert never earns "keyed
+// upsert", whatever keys the config has. When exactly_once is requested and no mechanism
+// applies, a kInvalidArgument naming the limiting side, checked in the reference's order:
+// source, sink, state store, DLQ. `state` is what the state store promises (Durability::kNone
+// without one).
+Result<Guarantee> DeriveDelivery(const config::Document& doc, const SinkCapabilities& sink,
+                                 Durability state);
 
 // The pipeline write path for a guarantee: only the atomic watermark changes it.
 Delivery PipelineDelivery(Guarantee g);

@@ -61,8 +61,9 @@ Result<BuiltPipeline> BuildPipeline(const std::string& path) {
                              ": pipeline.state: no state store, so nothing is persisted and "
                              "every run starts from the beginning");
   }
-  ASSIGN_OR_RETURN(built.guarantee, DeriveDelivery(d, built.state ? DurabilityOf(built.state->type)
-                                                                  : Durability::kNone));
+  ASSIGN_OR_RETURN(built.guarantee, DeriveDelivery(d, built.parts.sink->Capabilities(),
+                                                   built.state ? DurabilityOf(built.state->type)
+                                                               : Durability::kNone));
   return built;
 }
 

@@ -26,7 +26,8 @@ struct SourceKind {
 
 struct SinkKind {
   std::string type;
-  // Commits rows and a commit token in one transaction (atomic watermark).
+  // Can commit rows and a commit token in one transaction (atomic watermark), in some write
+  // mode: only for naming such sinks in errors. What a built sink does is its Capabilities().
   bool atomic_watermark = false;
   std::function<Result<std::unique_ptr<Sink>>(const config::Block&)> make;
 };

@@ -10,9 +10,24 @@
 
 namespace faucet {
 
+// What a built sink does with a page that is written again (a replay after a crash), as parsed
+// from its config. The delivery guarantee is derived from these, never from the YAML text.
+struct SinkCapabilities {
+  // WriteIdempotent commits a page's rows and a commit token in one transaction, and
+  // CommittedToken reads the token back (the atomic watermark).
+  bool atomic_watermark = false;
+  // Every write is an upsert or delete by a key, so a replayed row overwrites itself.
+  bool dedups_by_key = false;
+  // The run writes a new copy of the whole target, swapped in at the end of a completed run.
+  bool overwrites = false;
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
+
+  // What this sink does with replayed pages. Known from the config alone (before Open).
+  virtual SinkCapabilities Capabilities() const { return {}; }
 
   // Prepares for writing. `resuming` is true when the pipeline continues from a persisted
   // bookmark: a sink must then keep what earlier runs wrote (never truncate).
@@ -25,8 +40,8 @@ class Sink {
   // an error nothing written since the last successful Flush may be assumed durable.
   virtual Status Flush() = 0;
 
-  // Announces, before the first Write, that the run is one bulk load (a mirror's snapshot): its pages
-  // carry no bookmark and insert rows, and when the run fails the caller redoes the whole
+  // Announces, before the first Write, that the run is one bulk load (a mirror's snapshot): its
+  // pages carry no bookmark and insert rows, and when the run fails the caller redoes the whole
   // load. A sink may then keep one transaction (one COPY) open across Writes until Flush, so
   // an error may surface at a later Write or at Flush, discarding every page since the last
   // Flush; a row the target refuses then fails with kInvalidArgument without being isolated
@@ -55,7 +70,7 @@ class Sink {
   }
 
   // Atomic-watermark sinks (SQL) commit the page's rows and `token` under `scope` in one
-  // transaction. Others return kFailedPrecondition.
+  // transaction, replacing the scope's previous token. Others return kFailedPrecondition.
   virtual Status WriteIdempotent(const Page& page, const std::string& scope,
                                  const std::string& token) {
     (void)page, (void)scope, (void)token;

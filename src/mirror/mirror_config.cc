@@ -1,6 +1,5 @@
 #include "mirror/mirror_config.h"
 
-#include "cli/delivery.h"
 #include "cli/registry.h"
 
 namespace faucet::mirror {
@@ -79,11 +78,11 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
                                    "one is dropped with the session that created "
                                    "it, and the captured position with it");
   }
-  bool upsert = cli::SinkWriteMode(doc) == "upsert";
-  if (!upsert) {
+  if (!built.parts.sink->Capabilities().dedups_by_key) {
     warnings.push_back(doc.sink.spec.Where("type") +
-                       ": pipeline.sink: not write_mode: upsert, so changes in the overlap of the "
-                       "snapshot and the stream may be applied twice (duplicates)");
+                       ": pipeline.sink: does not write by key (write_mode: upsert and a key), "
+                       "so changes in the overlap of the snapshot and the stream may be applied "
+                       "twice (duplicates)");
   }
   return cfg;
 }

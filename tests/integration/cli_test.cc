@@ -61,8 +61,7 @@ const BadConfig kBadConfigs[] = {
      "delivery: exactly_once\npipeline:\n  source: {type: generator}\n"
      "  sink: {type: jsonl, config: {path: x.jsonl}}\n",
      "delivery: exactly_once is not supported by source 'generator'"},
-    {"unknown source type",
-     "pipeline:\n  source: {type: nosuch}\n  sink: {type: stdout}\n",
+    {"unknown source type", "pipeline:\n  source: {type: nosuch}\n  sink: {type: stdout}\n",
      "pipe.yaml:2:18: pipeline.source.type: unknown source type 'nosuch'"},
     {"connector not in this build",
      "pipeline:\n  source: {type: mongodb-cdc}\n  sink: {type: stdout}\n",
@@ -83,7 +82,8 @@ TEST_P(MalformedConfig, ValidateNamesFileLineAndKeyAndExitsWith2) {
   ProcessResult r = Faucet({"validate", path}, {{"FAUCET_TEST_UNSET_VAR", ""}});
   EXPECT_EQ(r.exit_code, 2) << c.what << "\n" << r.output;
   EXPECT_NE(r.output.find(c.expected), std::string::npos)
-      << c.what << ": expected '" << c.expected << "' in:\n" << r.output;
+      << c.what << ": expected '" << c.expected << "' in:\n"
+      << r.output;
   // `run` refuses the same config the same way, before touching anything.
   ProcessResult run = Faucet({"run", path}, {{"FAUCET_TEST_UNSET_VAR", ""}});
   EXPECT_EQ(run.exit_code, 2) << c.what << "\n" << run.output;
@@ -149,8 +149,11 @@ TEST(Cli, StateGetAndDeleteWorkOnTheConfigsStore) {
   std::string dir = testing::TempDir("cli-state");
   std::string path = dir + "/p.yaml";
   std::ofstream(path) << "name: p\npipeline:\n  source: {type: generator, config: {count: 5}}\n"
-                         "  sink: {type: jsonl, config: {path: " << dir << "/o.jsonl}}\n"
-                         "  state: {type: file, config: {path: " << dir << "/state}}\n";
+                         "  sink: {type: jsonl, config: {path: "
+                      << dir
+                      << "/o.jsonl}}\n"
+                         "  state: {type: file, config: {path: "
+                      << dir << "/state}}\n";
   ASSERT_EQ(Faucet({"run", path}).exit_code, 0);
   ProcessResult get = Faucet({"state", "get", path, "row-0"});
   EXPECT_EQ(get.exit_code, 0);
@@ -164,9 +167,13 @@ TEST(Cli, StateGetAndDeleteWorkOnTheConfigsStore) {
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--help"}, {"validate", "--help"}, {"run", "--help"}, {"state", "--help"},
-           {"state", "get", "--help"}, {"state", "delete", "--help"}, {"version", "--help"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--help"},
+                                                                {"validate", "--help"},
+                                                                {"run", "--help"},
+                                                                {"state", "--help"},
+                                                                {"state", "get", "--help"},
+                                                                {"state", "delete", "--help"},
+                                                                {"version", "--help"}}) {
     ProcessResult r = Faucet(args);
     EXPECT_EQ(r.exit_code, 0) << args[0];
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << r.output;
@@ -187,7 +194,6 @@ TEST(Cli, VersionAndCrashPoints) {
   EXPECT_EQ(cp.exit_code, 0);
   EXPECT_NE(cp.output.find("pipeline.after_flush"), std::string::npos) << cp.output;
 }
-
 
 // The mirror's gates, checked by `faucet validate` before anything connects.
 const char* kMirrorSource =
@@ -218,16 +224,18 @@ struct MirrorGate {
 TEST(CliMirror, GatesAreConfigErrors) {
   const std::string state = "  state: {type: file, config: {path: st}}\n";
   const MirrorGate gates[] = {
-      {"memory state", std::string("pipeline:\n") + kMirrorSource + kUpsertSink +
-                           "  state: {type: memory}\n" + kMirrorSnapshot,
+      {"memory state",
+       std::string("pipeline:\n") + kMirrorSource + kUpsertSink + "  state: {type: memory}\n" +
+           kMirrorSnapshot,
        "a mirror needs a durable state store"},
       {"temporary slot",
        "pipeline:\n  source: {type: postgres-cdc, config: {connection_url: 'postgres://u@h/d', "
-       "slot_name: s, publication_name: p, slot_type: temporary}}\n" + std::string(kUpsertSink) +
-           state + kMirrorSnapshot,
+       "slot_name: s, publication_name: p, slot_type: temporary}}\n" +
+           std::string(kUpsertSink) + state + kMirrorSnapshot,
        "a mirror needs a permanent slot"},
-      {"non-CDC source", std::string("pipeline:\n  source: {type: generator}\n") + kUpsertSink +
-                             state + kMirrorSnapshot,
+      {"non-CDC source",
+       std::string("pipeline:\n  source: {type: generator}\n") + kUpsertSink + state +
+           kMirrorSnapshot,
        "a mirror streams from a CDC source"},
       {"CDC snapshot source",
        std::string("pipeline:\n") + kMirrorSource + kUpsertSink + state +
@@ -237,11 +245,13 @@ TEST(CliMirror, GatesAreConfigErrors) {
       {"upsert without a key",
        std::string("pipeline:\n") + kMirrorSource +
            "  sink: {type: sqlite, config: {database_url: /tmp/x.db, table_name: t, "
-           "column_mapping: auto_map, write_mode: upsert}}\n" + state + kMirrorSnapshot,
+           "column_mapping: auto_map, write_mode: upsert}}\n" +
+           state + kMirrorSnapshot,
        "key"},
-      {"multi-table", std::string("pipeline:\n") + kMirrorSource + kUpsertSink + state +
-                          "mirror: {tables: {include: ['a.*']}, snapshot: {source: {type: "
-                          "postgres, config: {connection_url: 'postgres://u@h/d', query: 'x'}}}}\n",
+      {"multi-table",
+       std::string("pipeline:\n") + kMirrorSource + kUpsertSink + state +
+           "mirror: {tables: {include: ['a.*']}, snapshot: {source: {type: "
+           "postgres, config: {connection_url: 'postgres://u@h/d', query: 'x'}}}}\n",
        "multi-table mirror is not available"},
   };
   for (const MirrorGate& g : gates) {
@@ -254,10 +264,11 @@ TEST(CliMirror, GatesAreConfigErrors) {
 TEST(CliMirror, AnAppendSinkIsOnlyAWarning) {
   std::string yaml = std::string("pipeline:\n") + kMirrorSource +
                      "  sink: {type: jsonl, config: {path: out.jsonl}}\n"
-                     "  state: {type: file, config: {path: st}}\n" + kMirrorSnapshot;
+                     "  state: {type: file, config: {path: st}}\n" +
+                     kMirrorSnapshot;
   ProcessResult r = Faucet({"validate", WriteConfig("m.yaml", yaml)});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("not write_mode: upsert"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("does not write by key"), std::string::npos) << r.output;
 }
 
 // A row the destination cannot take goes to the DLQ with its error; the rest is written. Without
@@ -265,17 +276,22 @@ TEST(CliMirror, AnAppendSinkIsOnlyAWarning) {
 TEST(CliDlq, RejectedRowsGoToTheDlqAndTheRestIsWritten) {
   std::string dir = testing::TempDir("dlq");
   std::string db = dir + "/dest.db";
-  ASSERT_EQ(RunProcess({"/usr/bin/sqlite3", db,
-                        "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT CHECK (length(name) <= 6))"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      RunProcess({"/usr/bin/sqlite3", db,
+                  "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT CHECK (length(name) <= 6))"})
+          .exit_code,
+      0);
   auto config = [&](bool with_dlq) {
     std::string yaml =
-        "name: dlqtest\npipeline:\n  source: {type: generator, config: {count: 20, batch_size: 20}}\n"
+        "name: dlqtest\npipeline:\n  source: {type: generator, config: {count: 20, batch_size: "
+        "20}}\n"
         "  transforms: [{type: drop_fields, config: {fields: [amount, active, created_at]}}]\n"
-        "  sink: {type: sqlite, config: {database_url: '" + db + "', table_name: t, "
+        "  sink: {type: sqlite, config: {database_url: '" +
+        db +
+        "', table_name: t, "
         "column_mapping: auto_map, write_mode: upsert, key: [id]}}\n"
-        "  state: {type: file, config: {path: '" + dir + "/state" + (with_dlq ? "1" : "2") + "'}}\n";
+        "  state: {type: file, config: {path: '" +
+        dir + "/state" + (with_dlq ? "1" : "2") + "'}}\n";
     if (with_dlq) {
       yaml += "  dlq: {sink: {type: jsonl, config: {path: '" + dir + "/dlq.jsonl'}}}\n";
     }

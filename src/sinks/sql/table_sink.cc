@@ -8,6 +8,14 @@ Status TableSink::SetTarget(TargetTable target) {
   return Status::Ok();
 }
 
+SinkCapabilities TableSink::Capabilities() const {
+  SinkCapabilities c;
+  c.atomic_watermark = spec_.mode != WriteMode::kOverwrite;
+  c.dedups_by_key = spec_.mode == WriteMode::kUpsert || spec_.mode == WriteMode::kDelete;
+  c.overwrites = spec_.mode == WriteMode::kOverwrite;
+  return c;
+}
+
 Status TableSink::Open(bool resuming) {
   if (spec_.mode == WriteMode::kOverwrite && resuming) {
     return FailedPrecondition(

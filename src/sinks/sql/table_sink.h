@@ -37,6 +37,9 @@ class TableSink : public Sink {
  public:
   // Connects and reads the target table (OpenTable). An overwrite cannot continue from a
   // bookmark: it would swap in a table holding only the rows after it.
+  // Tokens in every mode but overwrite (WriteIdempotent refuses it); upsert and delete write
+  // by key.
+  SinkCapabilities Capabilities() const final;
   Status Open(bool resuming) final;
   Status Write(const Page& page) final;
   Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) final;
