@@ -2,7 +2,9 @@
 // key, the derived delivery guarantee, and no password in any output.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "testing/process.h"
 #include "testing/services.h"
@@ -164,6 +166,32 @@ TEST(Cli, StateGetAndDeleteWorkOnTheConfigsStore) {
   ProcessResult bad = Faucet({"state", "get", path, "bad key!"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("state key"), std::string::npos) << bad.output;
+}
+
+// A pipeline last run by a newer reference version resumes from its enveloped bookmark, and
+// faucet stores the bare bookmark after it.
+TEST(Cli, RunResumesFromAnEnvelopedBookmark) {
+  std::string dir = testing::TempDir("cli-envelope");
+  std::string yaml = "name: p\npipeline:\n  source: {type: generator, config: {count: 8}}\n";
+  yaml += "  sink: {type: jsonl, config: {path: " + dir + "/o.jsonl}}\n";
+  yaml += "  state: {type: file, config: {path: " + dir + "/state}}\n";
+  std::string path = WriteConfig("envelope.yaml", yaml);
+  const std::string state_file = dir + "/state/p%3A%3Arow-0.json";
+  std::filesystem::create_directories(dir + "/state");
+  std::ofstream(state_file)
+      << R"({"faucet_state":1,"owner":"generator","schema":0,"data":{"last_id":5}})";
+  EXPECT_EQ(Faucet({"state", "get", path, "row-0"}).output, "{\"last_id\":5}\n");
+
+  ProcessResult run = Faucet({"run", path});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream out(dir + "/o.jsonl");
+  std::vector<int64_t> ids;
+  for (std::string line; std::getline(out, line);) {
+    ids.push_back(nlohmann::json::parse(line)["id"]);
+  }
+  EXPECT_EQ(ids, (std::vector<int64_t>{6, 7, 8}));
+  std::ifstream state(state_file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(state), {}), R"({"last_id":8})");
 }
 
 TEST(Cli, EveryCommandHasHelp) {
