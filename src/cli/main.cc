@@ -13,7 +13,9 @@
 
 int main(int argc, char** argv) {
   using namespace faucet::cli;
-  CLI::App app{"faucet: change data capture and mirroring that never loses a committed change"};
+  // Named, so that usage lines say "faucet", not the path the binary was started by.
+  CLI::App app{"faucet: change data capture and mirroring that never loses a committed change",
+               "faucet"};
   app.require_subcommand(1);
   const char* env_level = std::getenv("FAUCET_LOG");
   std::string log_level = env_level ? env_level : "info";

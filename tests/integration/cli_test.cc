@@ -208,6 +208,19 @@ TEST(Cli, EveryCommandHasHelp) {
   }
 }
 
+TEST(Cli, UsageLinesNameTheProgramNotItsPath) {
+  for (const auto& [args, usage] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--help"}, "Usage: faucet [OPTIONS] SUBCOMMAND"},
+           {{"validate", "--help"}, "Usage: faucet validate [OPTIONS] config"},
+           {{"state", "get", "--help"}, "Usage: faucet state get [OPTIONS] config key"}}) {
+    ProcessResult r = Faucet(args);
+    EXPECT_NE(r.output.find("\n" + usage + "\n"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(FAUCET_BINARY), std::string::npos) << r.output;
+  }
+  ProcessResult bare = Faucet({});
+  EXPECT_EQ(bare.output.find(FAUCET_BINARY), std::string::npos) << bare.output;
+}
+
 TEST(Cli, UsageErrorsExitWith2) {
   EXPECT_EQ(Faucet({}).exit_code, 2);
   EXPECT_EQ(Faucet({"nosuchcommand"}).exit_code, 2);
