@@ -22,10 +22,11 @@ std::string WriteConfig(const std::string& name, const std::string& text) {
 }
 
 ProcessResult Faucet(const std::vector<std::string>& args,
-                     const std::map<std::string, std::string>& env = {}) {
+                     const std::map<std::string, std::string>& env = {},
+                     testing::Stdout out = testing::Stdout::kCaptured) {
   std::vector<std::string> argv = {FAUCET_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return RunProcess(argv, env);
+  return RunProcess(argv, env, out);
 }
 
 const char* kGood =
@@ -219,6 +220,34 @@ TEST(Cli, UsageLinesNameTheProgramNotItsPath) {
   }
   ProcessResult bare = Faucet({});
   EXPECT_EQ(bare.output.find(FAUCET_BINARY), std::string::npos) << bare.output;
+}
+
+// Every command that prints survives a reader that went away (`faucet ... | head` after head
+// exited): no death by SIGPIPE, but a clear error and exit 1 instead of 0 with the output lost.
+TEST(Cli, StdoutWhoseReaderIsGoneIsAnErrorNotASignal) {
+  std::string dir = testing::TempDir("cli-pipe");
+  std::string config =
+      WriteConfig("gone.yaml",
+                  "pipeline:\n  source: {type: generator}\n  sink: {type: stdout}\n"
+                  "  state: {type: file, config: {path: " +
+                      dir + "}}\n");
+  std::ofstream(dir + "/gone%3A%3Arow-0.json") << R"({"last_id":5})";
+  ASSERT_EQ(Faucet({"state", "get", config, "row-0"}).exit_code, 0);
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"version"},
+                                             {"--help"},
+                                             {"validate", config},
+                                             {"validate", "--json", config},
+                                             {"state", "get", config, "row-0"},
+                                             {"debug", "crash-points"}}) {
+    ProcessResult r = Faucet(args, {}, testing::Stdout::kReaderGone);
+    EXPECT_EQ(r.signal, 0) << args[0] << " died by signal " << r.signal;
+    EXPECT_EQ(r.exit_code, 1) << args[0] << "\n" << r.output;
+    EXPECT_NE(r.output.find("error: cannot write to standard output: Broken pipe"),
+              std::string::npos)
+        << args[0] << "\n"
+        << r.output;
+  }
 }
 
 TEST(Cli, UsageErrorsExitWith2) {
