@@ -1,7 +1,10 @@
 // faucet: the command table. Each command's work is in its own file.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "cli/commands.h"
 #include "cli/logging.h"
@@ -11,9 +14,30 @@
 #define FAUCET_VERSION "0.0.0"
 #endif
 
+namespace {
+
+// SIGPIPE is ignored, so a reader of stdout that went away (a pipe into a program that has
+// exited) shows here as a failed write: a command that otherwise succeeded fails (1) instead of
+// exiting 0 with its output lost. A command that failed has reported its own error already.
+int CheckStdout(int exit_code) {
+  using namespace faucet::cli;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (exit_code != kExitOk || (flushed && std::ferror(stdout) == 0)) return exit_code;
+  PrintError(std::string("cannot write to standard output") +
+             (flushed ? "" : std::string(": ") + std::strerror(errno)));
+  return kExitFailure;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace faucet::cli;
-  CLI::App app{"faucet: change data capture and mirroring that never loses a committed change"};
+  // For every command: a write to a closed pipe or socket (stdout, a database or Redis
+  // connection) must be an error the code handles, never a silent death by signal.
+  std::signal(SIGPIPE, SIG_IGN);
+  // Named, so that usage lines say "faucet", not the path the binary was started by.
+  CLI::App app{"faucet: change data capture and mirroring that never loses a committed change",
+               "faucet"};
   app.require_subcommand(1);
   const char* env_level = std::getenv("FAUCET_LOG");
   std::string log_level = env_level ? env_level : "info";
@@ -95,8 +119,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    exit_code = app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
-  return exit_code;
+  return CheckStdout(exit_code);
 }

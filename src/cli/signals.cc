@@ -20,7 +20,6 @@ void InstallStopHandlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
 }
 
 const std::atomic<bool>& StopFlag() { return g_stop; }

@@ -14,14 +14,23 @@
 namespace faucet::testing {
 
 Process::Process(const std::vector<std::string>& argv,
-                 const std::map<std::string, std::string>& env) {
+                 const std::map<std::string, std::string>& env, Stdout out) {
   output_path_ = TempDir("proc") + "/output";
+  // kReaderGone: the read end is closed before the child exists, so no write can ever succeed.
+  int pipe_fds[2] = {-1, -1};
+  if (out == Stdout::kReaderGone) {
+    if (pipe(pipe_fds) != 0) std::abort();
+    close(pipe_fds[0]);
+  }
   pid_ = fork();
   if (pid_ == 0) {
     int fd = open(output_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
+    dup2(out == Stdout::kReaderGone ? pipe_fds[1] : fd, 1);
     dup2(fd, 2);
     close(fd);
+    if (out == Stdout::kReaderGone) close(pipe_fds[1]);
+    // An ignored signal stays ignored across exec: undo whatever this test process ignores.
+    signal(SIGPIPE, SIG_DFL);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     for (const auto& [k, v] : env) {
@@ -34,6 +43,7 @@ Process::Process(const std::vector<std::string>& argv,
     execv(args[0], args.data());
     _exit(127);
   }
+  if (out == Stdout::kReaderGone) close(pipe_fds[1]);
 }
 
 Process::~Process() {
@@ -60,8 +70,8 @@ ProcessResult Process::Wait() {
 }
 
 ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         const std::map<std::string, std::string>& env) {
-  Process p(argv, env);
+                         const std::map<std::string, std::string>& env, Stdout out) {
+  Process p(argv, env, out);
   return p.Wait();
 }
 

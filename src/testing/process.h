@@ -16,10 +16,18 @@ struct ProcessResult {
   std::string output;  // stdout and stderr, interleaved
 };
 
+// Where a child's standard output goes.
+enum class Stdout {
+  kCaptured,    // into ProcessResult::output, interleaved with stderr
+  kReaderGone,  // a pipe whose read end is already closed (`faucet ... | true`); output has stderr
+};
+
 class Process {
  public:
-  // Starts `argv` with the current environment plus `env` (empty value = unset).
-  Process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+  // Starts `argv` with the current environment plus `env` (empty value = unset), and SIGPIPE at
+  // its default disposition, as a shell starts it, whatever this process ignores.
+  Process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+          Stdout out = Stdout::kCaptured);
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -37,6 +45,7 @@ class Process {
 
 // Starts and waits.
 ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         const std::map<std::string, std::string>& env = {});
+                         const std::map<std::string, std::string>& env = {},
+                         Stdout out = Stdout::kCaptured);
 
 }  // namespace faucet::testing

@@ -2,7 +2,9 @@
 // key, the derived delivery guarantee, and no password in any output.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "testing/process.h"
 #include "testing/services.h"
@@ -20,10 +22,11 @@ std::string WriteConfig(const std::string& name, const std::string& text) {
 }
 
 ProcessResult Faucet(const std::vector<std::string>& args,
-                     const std::map<std::string, std::string>& env = {}) {
+                     const std::map<std::string, std::string>& env = {},
+                     testing::Stdout out = testing::Stdout::kCaptured) {
   std::vector<std::string> argv = {FAUCET_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return RunProcess(argv, env);
+  return RunProcess(argv, env, out);
 }
 
 const char* kGood =
@@ -166,6 +169,32 @@ TEST(Cli, StateGetAndDeleteWorkOnTheConfigsStore) {
   EXPECT_NE(bad.output.find("state key"), std::string::npos) << bad.output;
 }
 
+// A pipeline last run by a newer reference version resumes from its enveloped bookmark, and
+// faucet stores the bare bookmark after it.
+TEST(Cli, RunResumesFromAnEnvelopedBookmark) {
+  std::string dir = testing::TempDir("cli-envelope");
+  std::string yaml = "name: p\npipeline:\n  source: {type: generator, config: {count: 8}}\n";
+  yaml += "  sink: {type: jsonl, config: {path: " + dir + "/o.jsonl}}\n";
+  yaml += "  state: {type: file, config: {path: " + dir + "/state}}\n";
+  std::string path = WriteConfig("envelope.yaml", yaml);
+  const std::string state_file = dir + "/state/p%3A%3Arow-0.json";
+  std::filesystem::create_directories(dir + "/state");
+  std::ofstream(state_file)
+      << R"({"faucet_state":1,"owner":"generator","schema":0,"data":{"last_id":5}})";
+  EXPECT_EQ(Faucet({"state", "get", path, "row-0"}).output, "{\"last_id\":5}\n");
+
+  ProcessResult run = Faucet({"run", path});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream out(dir + "/o.jsonl");
+  std::vector<int64_t> ids;
+  for (std::string line; std::getline(out, line);) {
+    ids.push_back(nlohmann::json::parse(line)["id"]);
+  }
+  EXPECT_EQ(ids, (std::vector<int64_t>{6, 7, 8}));
+  std::ifstream state(state_file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(state), {}), R"({"last_id":8})");
+}
+
 TEST(Cli, EveryCommandHasHelp) {
   for (const auto& args : std::vector<std::vector<std::string>>{{"--help"},
                                                                 {"validate", "--help"},
@@ -177,6 +206,47 @@ TEST(Cli, EveryCommandHasHelp) {
     ProcessResult r = Faucet(args);
     EXPECT_EQ(r.exit_code, 0) << args[0];
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << r.output;
+  }
+}
+
+TEST(Cli, UsageLinesNameTheProgramNotItsPath) {
+  for (const auto& [args, usage] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--help"}, "Usage: faucet [OPTIONS] SUBCOMMAND"},
+           {{"validate", "--help"}, "Usage: faucet validate [OPTIONS] config"},
+           {{"state", "get", "--help"}, "Usage: faucet state get [OPTIONS] config key"}}) {
+    ProcessResult r = Faucet(args);
+    EXPECT_NE(r.output.find("\n" + usage + "\n"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(FAUCET_BINARY), std::string::npos) << r.output;
+  }
+  ProcessResult bare = Faucet({});
+  EXPECT_EQ(bare.output.find(FAUCET_BINARY), std::string::npos) << bare.output;
+}
+
+// Every command that prints survives a reader that went away (`faucet ... | head` after head
+// exited): no death by SIGPIPE, but a clear error and exit 1 instead of 0 with the output lost.
+TEST(Cli, StdoutWhoseReaderIsGoneIsAnErrorNotASignal) {
+  std::string dir = testing::TempDir("cli-pipe");
+  std::string config =
+      WriteConfig("gone.yaml",
+                  "pipeline:\n  source: {type: generator}\n  sink: {type: stdout}\n"
+                  "  state: {type: file, config: {path: " +
+                      dir + "}}\n");
+  std::ofstream(dir + "/gone%3A%3Arow-0.json") << R"({"last_id":5})";
+  ASSERT_EQ(Faucet({"state", "get", config, "row-0"}).exit_code, 0);
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"version"},
+                                             {"--help"},
+                                             {"validate", config},
+                                             {"validate", "--json", config},
+                                             {"state", "get", config, "row-0"},
+                                             {"debug", "crash-points"}}) {
+    ProcessResult r = Faucet(args, {}, testing::Stdout::kReaderGone);
+    EXPECT_EQ(r.signal, 0) << args[0] << " died by signal " << r.signal;
+    EXPECT_EQ(r.exit_code, 1) << args[0] << "\n" << r.output;
+    EXPECT_NE(r.output.find("error: cannot write to standard output: Broken pipe"),
+              std::string::npos)
+        << args[0] << "\n"
+        << r.output;
   }
 }
 

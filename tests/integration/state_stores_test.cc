@@ -5,11 +5,13 @@
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "state/file_state_store.h"
 #include "state/postgres_state_store.h"
 #include "state/redis_state_store.h"
 #include "state/state_config.h"
@@ -189,6 +191,71 @@ TEST_P(StateStoreContract, InvalidKeyIsRejected) {
 
 INSTANTIATE_TEST_SUITE_P(EveryStore, StateStoreContract,
                          ::testing::Values("postgres", "redis", "file", "memory"),
+                         [](const auto& info) { return info.param; });
+
+// --- values as each reference version stores them -------------------------------------------
+
+// faucet and the reference before faucet-cli 1.13 store the bare value; 1.13 and later wrap it in
+// a versioned envelope. Both must read back as the same value from every durable store.
+class StoredValueShapes : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    cfg_ = ConfigFor(GetParam());
+    Result<std::unique_ptr<StateStore>> store = OpenStateStore(cfg_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+  }
+
+  // Stores `text` under `key` the way the reference does, bypassing the store.
+  void WriteRaw(const std::string& key, const std::string& text) {
+    if (cfg_.type == StateType::kFile) {
+      std::ofstream(FileStateStore(PosixFileSystem(), cfg_.path).PathOf(key)) << text;
+    } else if (cfg_.type == StateType::kPostgres) {
+      PgQuery("INSERT INTO \"" + cfg_.table + "\" (key, value) VALUES ($1, $2::jsonb)",
+              {key, text});
+    } else {
+      RedisRaw({"SET", cfg_.redis_namespace + ":" + key, text});
+    }
+  }
+
+  StateConfig cfg_;
+  std::unique_ptr<StateStore> store_;
+};
+
+std::string Envelope(const Json& data) {
+  return R"({"faucet_state": 1, "owner": "postgres-cdc", "schema": 0, "data": )" + data.dump() +
+         "}";
+}
+
+TEST_P(StoredValueShapes, BareAndEnvelopedBookmarksReadAsTheSameBookmark) {
+  WriteRaw("pipe::row-0", kBookmark.dump());
+  WriteRaw("pipe::cdc", Envelope(kBookmark));
+  for (const char* key : {"pipe::row-0", "pipe::cdc"}) {
+    Result<std::optional<Json>> got = store_->Get(key);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, kBookmark) << key;
+  }
+}
+
+TEST_P(StoredValueShapes, EnvelopedExactlyOnceStateReadsAsTheWrapper) {
+  Json eo = {{"__faucet_eo", 1}, {"bookmark", kBookmark}, {"seq", 42}};
+  WriteRaw("pipe::row-0", Envelope(eo));
+  Result<std::optional<Json>> got = store_->Get("pipe::row-0");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, eo);
+}
+
+TEST_P(StoredValueShapes, EnvelopeOfAnUnknownVersionIsDataLossNamingTheKey) {
+  WriteRaw("pipe::row-0", R"({"faucet_state": 2, "owner": "postgres-cdc", "data": {}})");
+  Status st = store_->Get("pipe::row-0").status();
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+  EXPECT_NE(st.message().find(GetParam() == "file" ? "pipe%3A%3Arow-0" : "pipe::row-0"),
+            std::string::npos)
+      << st.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDurableStore, StoredValueShapes,
+                         ::testing::Values("postgres", "redis", "file"),
                          [](const auto& info) { return info.param; });
 
 // --- postgres -------------------------------------------------------------------------------

@@ -7,6 +7,8 @@
 namespace faucet {
 namespace {
 
+using std::chrono::milliseconds;
+
 constexpr int64_t kMaxSeconds = 365LL * 24 * 3600;
 
 // Syntax only (libpq's own parser, no connection), so that a typo is a config error.
@@ -32,10 +34,12 @@ bool ValidSlotName(const std::string& name) {
   return true;
 }
 
-Result<std::chrono::milliseconds> Seconds(const config::Block& block, const std::string& key,
-                                          int64_t fallback) {
-  ASSIGN_OR_RETURN(int64_t s, block.Int(key, fallback, 1, kMaxSeconds));
-  return std::chrono::milliseconds(s * 1000);
+// A whole number of seconds >= 1 written under `key`, or nothing when the key is absent.
+Result<std::optional<milliseconds>> OptionalSeconds(const config::Block& block,
+                                                    const std::string& key) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> s, block.OptionalInt(key, 1, kMaxSeconds));
+  if (!s) return std::optional<milliseconds>();
+  return std::optional<milliseconds>(*s * 1000);
 }
 
 Result<PostgresTls> ParseTls(const config::Block& block) {
@@ -83,11 +87,24 @@ Result<PostgresCdcConfig> ParsePostgresCdcConfig(const config::Block& block) {
   }
   ASSIGN_OR_RETURN(int64_t proto, block.Int("proto_version", 2, 1, 2));
   c.proto_version = static_cast<int>(proto);
-  ASSIGN_OR_RETURN(c.idle_timeout, Seconds(block, "idle_timeout", 30));
-  ASSIGN_OR_RETURN(c.max_cycle_duration, Seconds(block, "max_cycle_duration", 300));
-  ASSIGN_OR_RETURN(c.status_update_interval, Seconds(block, "status_update_interval", 10));
+  ASSIGN_OR_RETURN(std::optional<milliseconds> max_cycle,
+                   OptionalSeconds(block, "max_cycle_duration"));
+  c.max_cycle_duration = max_cycle.value_or(c.max_cycle_duration);
+  // The status interval must stay below the idle timeout, or an idle cycle could end before its
+  // first status update moved the slot. A plain default (c holds them) that would contradict the
+  // value written for the other key follows it instead; only a pair the user wrote can clash.
+  ASSIGN_OR_RETURN(std::optional<milliseconds> idle, OptionalSeconds(block, "idle_timeout"));
+  ASSIGN_OR_RETURN(std::optional<milliseconds> status,
+                   OptionalSeconds(block, "status_update_interval"));
+  c.idle_timeout = idle.value_or(c.idle_timeout);
+  c.status_update_interval = status.value_or(c.status_update_interval);
+  if (!idle && c.status_update_interval >= c.idle_timeout) {
+    c.idle_timeout = 2 * c.status_update_interval;
+  }
+  if (!status && c.status_update_interval >= c.idle_timeout) {
+    c.status_update_interval = c.idle_timeout / 2;
+  }
   if (c.status_update_interval >= c.idle_timeout) {
-    // Otherwise an idle cycle could end before its first status update moved the slot.
     return block.Error(
         "status_update_interval",
         "must be less than idle_timeout (" + std::to_string(c.idle_timeout.count() / 1000) + " s)");

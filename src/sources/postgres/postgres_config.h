@@ -37,10 +37,14 @@ struct PostgresCdcConfig {
   bool temporary_slot = false;   // `slot_type: temporary`: dies with the replication session
   std::optional<Lsn> start_lsn;  // used only when no bookmark is persisted
   int proto_version = 2;         // 2 streams large in-progress transactions (server >= 14)
+  // Written values are whole seconds >= 1. The status interval is always below the idle
+  // timeout: when only one of the two is written and the other's default would not be, that
+  // default becomes idle timeout = 2 x status interval, or status interval = idle timeout / 2
+  // (500 ms for an idle timeout of 1 s); both written and contradictory is an error.
   std::chrono::milliseconds idle_timeout{30'000};
   std::chrono::milliseconds max_cycle_duration{300'000};
-  std::chrono::milliseconds status_update_interval{10'000};  // < idle_timeout
-  size_t batch_size = 1000;                                  // rows per page target
+  std::chrono::milliseconds status_update_interval{10'000};
+  size_t batch_size = 1000;  // rows per page target
   int slot_acquire_retries = 10;
   PostgresTls tls;
 

@@ -15,8 +15,8 @@ constexpr const char* kMinimal =
     "slot_name: faucet_slot\n"
     "publication_name: faucet_pub\n";
 
-Status CdcError(const std::string& extra) {
-  return ParsePostgresCdcConfig(MakeBlock(std::string(kMinimal) + extra)).status();
+Result<PostgresCdcConfig> CdcWith(const std::string& extra) {
+  return ParsePostgresCdcConfig(MakeBlock(std::string(kMinimal) + extra));
 }
 
 TEST(PostgresCdcConfig, DefaultsFollowTheIssue) {
@@ -82,7 +82,7 @@ TEST(PostgresCdcConfig, InvalidValuesAreLocatedErrors) {
            Case{"proto_version: 3\n", "proto_version"},
            Case{"idle_timeout: 0\n", "idle_timeout"},
            Case{"max_cycle_duration: -1\n", "max_cycle_duration"},
-           Case{"status_update_interval: 30\n", "status_update_interval"},
+           Case{"status_update_interval: 0\n", "status_update_interval"},
            Case{"batch_size: 0\n", "batch_size"},
            Case{"create_slot_if_missing: maybe\n", "create_slot_if_missing"},
            Case{"tls: {mode: sometimes}\n", "mode"},
@@ -101,17 +101,47 @@ TEST(PostgresCdcConfig, InvalidValuesAreLocatedErrors) {
   }
 }
 
-TEST(PostgresCdcConfig, StatusUpdateIntervalMustBeBelowIdleTimeout) {
-  EXPECT_FALSE(CdcError("idle_timeout: 5\nstatus_update_interval: 5\n").ok());
-  EXPECT_TRUE(CdcError("idle_timeout: 5\nstatus_update_interval: 4\n").ok());
+// The status interval stays below the idle timeout: when only one of them is written, the
+// other's default follows it where the plain default (30 s, 10 s) would contradict it; a
+// consistent pair is kept as written.
+TEST(PostgresCdcConfig, IdleTimeoutAndStatusIntervalDefaultsFollowTheWrittenValue) {
+  using namespace std::chrono_literals;
+  struct Case {
+    const char* yaml;
+    std::chrono::milliseconds idle;
+    std::chrono::milliseconds status;
+  };
+  for (const Case& c : {
+           Case{"idle_timeout: 3\n", 3s, 1500ms},  // status: idle / 2
+           Case{"idle_timeout: 1\n", 1s, 500ms},
+           Case{"idle_timeout: 10\n", 10s, 5s},
+           Case{"idle_timeout: 11\n", 11s, 10s},            // the plain default fits
+           Case{"status_update_interval: 40\n", 80s, 40s},  // idle: 2 x status
+           Case{"status_update_interval: 30\n", 60s, 30s},
+           Case{"status_update_interval: 29\n", 30s, 29s},  // the plain default fits
+           Case{"idle_timeout: 5\nstatus_update_interval: 4\n", 5s, 4s},
+       }) {
+    Result<PostgresCdcConfig> config = CdcWith(c.yaml);
+    ASSERT_TRUE(config.ok()) << c.yaml << config.status().ToString();
+    EXPECT_EQ(config->idle_timeout, c.idle) << c.yaml;
+    EXPECT_EQ(config->status_update_interval, c.status) << c.yaml;
+  }
+}
+
+TEST(PostgresCdcConfig, ContradictoryIdleTimeoutAndStatusIntervalAreALocatedError) {
+  Status s = CdcWith("idle_timeout: 5\nstatus_update_interval: 5\n").status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("pipe.yaml:5:"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("status_update_interval: must be less than idle_timeout (5 s)"),
+            std::string::npos)
+      << s.message();
 }
 
 // libpq's message for this URL quotes the whole URI, password included.
 TEST(PostgresCdcConfig, BadUrlIsAnErrorThatHidesThePassword) {
-  Status s =
-      ParsePostgresCdcConfig(MakeBlock("connection_url: postgres://u:hunter2@[::1/d\n"
-                                       "slot_name: s\npublication_name: p\n"))
-          .status();
+  Status s = ParsePostgresCdcConfig(MakeBlock("connection_url: postgres://u:hunter2@[::1/d\n"
+                                              "slot_name: s\npublication_name: p\n"))
+                 .status();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("connection_url"), std::string::npos) << s.message();
   EXPECT_EQ(s.message().find("hunter2"), std::string::npos) << s.message();
