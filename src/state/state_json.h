@@ -1,6 +1,6 @@
 // The text form of stored state values. faucet writes the bare value as compact JSON, the shape
-// the reference wrote before faucet-cli 1.13 and still reads as legacy. faucet-cli 1.13 and
-// later wrap every value in a versioned envelope,
+// the reference wrote before its versioned envelope and still reads as legacy. The newest
+// reference (faucet-cli 1.17) wraps every value in a versioned envelope,
 // {"faucet_state":1,"owner":"postgres-cdc","schema":0,"data":<value>}; faucet reads both shapes,
 // so either engine resumes the other's pipelines, and a pipeline faucet has run is left
 // un-enveloped (docs/state-format.md).

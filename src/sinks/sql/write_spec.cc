@@ -31,7 +31,8 @@ Status ParseMapping(const config::Block& cfg, const MappingGrammar& grammar, Wri
   YAML::Node node = cfg.node()[key];
   if (!node.IsDefined() || node.IsNull()) {
     if (grammar.required) return cfg.Error(key, "is required: " + Expected(grammar));
-    spec.auto_map = false;
+    // Writes by key map columns by name: the JSON default would contradict the mode.
+    spec.auto_map = spec.mode == WriteMode::kUpsert || spec.mode == WriteMode::kDelete;
     return Status::Ok();
   }
   if (node.IsScalar()) {
@@ -57,8 +58,10 @@ Status ParseMapping(const config::Block& cfg, const MappingGrammar& grammar, Wri
 
 Result<WriteSpec> ParseWriteSpec(const config::Block& cfg, const MappingGrammar& grammar) {
   WriteSpec spec;
+  // A delete marker is an upsert's: it makes upsert the default mode.
   ASSIGN_OR_RETURN(std::string mode,
-                   cfg.Enum("write_mode", "append", {"append", "upsert", "delete", "overwrite"}));
+                   cfg.Enum("write_mode", cfg.Has("delete_marker") ? "upsert" : "append",
+                            {"append", "upsert", "delete", "overwrite"}));
   if (mode == "upsert") spec.mode = WriteMode::kUpsert;
   if (mode == "delete") spec.mode = WriteMode::kDelete;
   if (mode == "overwrite") spec.mode = WriteMode::kOverwrite;

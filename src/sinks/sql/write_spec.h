@@ -52,7 +52,9 @@ struct MappingGrammar {
 
 // Reads write_mode, key, delete_marker, column_mapping and batch_size from a sink's `config:`.
 // Errors are kInvalidArgument located at the key: upsert and delete need a non-empty key and
-// auto_map; delete_marker is for upsert only.
+// auto_map; delete_marker is for upsert only. Defaults follow what is written: write_mode is
+// upsert when a delete_marker is given (else append), and an absent column_mapping is auto_map
+// under upsert and delete (else the grammar's JSON column, or an error where it is required).
 Result<WriteSpec> ParseWriteSpec(const config::Block& cfg, const MappingGrammar& grammar);
 
 // The scope under which a commit token is stored, fitted to a key column of `width`

@@ -49,13 +49,40 @@ TEST(WriteSpec, SqliteNeedsAColumnMapping) {
 TEST(WriteSpec, UpsertNeedsAKeyAndAutoMap) {
   EXPECT_FALSE(
       ParseWriteSpec(Cfg("{column_mapping: auto_map, write_mode: upsert}"), kPostgres).ok());
-  EXPECT_FALSE(ParseWriteSpec(Cfg("{write_mode: upsert, key: [id]}"), kPostgres).ok());
+  auto json = ParseWriteSpec(
+      Cfg("{write_mode: upsert, key: [id], column_mapping: {jsonb: {column: d}}}"), kPostgres);
+  ASSERT_FALSE(json.ok());
+  EXPECT_NE(json.status().message().find("needs column_mapping: auto_map"), std::string::npos);
+}
+
+// Defaults follow what the user wrote; only a written contradictory pair is an error.
+TEST(WriteSpec, AKeyedModeWithoutAMappingMapsByName) {
+  for (const char* mode : {"upsert", "delete"}) {
+    auto spec = ParseWriteSpec(Cfg(std::string("{write_mode: ") + mode + ", key: [id]}"),
+                               kPostgres);
+    ASSERT_TRUE(spec.ok()) << mode << ": " << spec.status().ToString();
+    EXPECT_TRUE(spec->auto_map) << mode;
+  }
+  auto sqlite = ParseWriteSpec(Cfg("{write_mode: upsert, key: [id]}"), kSqlite);
+  ASSERT_FALSE(sqlite.ok());  // sqlite has no default mapping: it must be written
+  EXPECT_NE(sqlite.status().message().find("column_mapping: is required"), std::string::npos);
+}
+
+TEST(WriteSpec, ADeleteMarkerWithoutAModeIsAnUpsert) {
+  auto spec = ParseWriteSpec(Cfg("{key: [id], delete_marker: {field: __op, values: [d]}}"),
+                             kPostgres);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->mode, WriteMode::kUpsert);
+  EXPECT_TRUE(spec->auto_map);
+  ASSERT_TRUE(spec->delete_marker.has_value());
 }
 
 TEST(WriteSpec, DeleteMarkerIsForUpsertOnly) {
-  auto spec = ParseWriteSpec(
-      Cfg("{column_mapping: auto_map, delete_marker: {field: __op, values: [d]}}"), kPostgres);
+  auto spec = ParseWriteSpec(Cfg("{column_mapping: auto_map, write_mode: append,"
+                                 " delete_marker: {field: __op, values: [d]}}"),
+                             kPostgres);
   ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("p.yaml:1:"), std::string::npos);
   EXPECT_NE(spec.status().message().find("only valid with write_mode: upsert"), std::string::npos);
 }
 
