@@ -8,7 +8,7 @@ export CCACHE_NOHASHDIR := 1
 BUILD := build/$(PRESET)
 FAUCET := $(BUILD)/src/cli/faucet
 
-.PHONY: deps build test torture demo bench format clean
+.PHONY: deps build test check torture demo bench format clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -20,6 +20,12 @@ build: deps
 # Starts throwaway PostgreSQL, MariaDB and Redis servers, runs every test, stops the servers.
 test: build
 	@bash scripts/test.sh $(BUILD)
+
+# The checks beyond the tests (README "Checks"): ASan+UBSan and TSan builds running the test
+# suites, the fuzzers from their corpora, clang-tidy. CHECKS="asan fuzz" runs a subset.
+CHECKS ?= asan tsan fuzz tidy
+check: deps
+	@bash scripts/check.sh $(CHECKS)
 
 # The long torture run: KILLS random SIGKILLs / crash points per destination under a live
 # workload, then a convergence check (tests/torture/README.md). `make test` runs a short one.

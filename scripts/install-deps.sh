@@ -7,7 +7,9 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  build-essential cmake ninja-build ccache pkg-config clang clang-format
+  build-essential cmake ninja-build ccache pkg-config clang clang-format clang-tidy
+  # the sanitizer and libFuzzer runtimes of clang (the asan and tsan presets)
+  libclang-rt-14-dev
   # databases: client libraries, servers (for integration tests) and CLI clients
   libpq-dev postgresql-15 postgresql-contrib
   libmariadb-dev mariadb-server mariadb-client

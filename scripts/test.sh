@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs the whole test suite against throwaway servers started here and stopped on exit, so no
-# test depends on a server started by hand. Usage: scripts/test.sh BUILD_DIR
+# Runs tests against throwaway servers started here and stopped on exit, so no test depends on a
+# server started by hand. Usage: scripts/test.sh BUILD_DIR [ctest arguments]; without
+# arguments, every test.
 set -euo pipefail
-build=${1:?usage: scripts/test.sh BUILD_DIR}
+build=${1:?usage: scripts/test.sh BUILD_DIR [ctest arguments]}
+shift
 here=$(cd "$(dirname "$0")" && pwd)
 
 export FAUCET_SERVICES_DIR=${FAUCET_SERVICES_DIR:-/tmp/faucet-services-test-$$}
@@ -11,4 +13,4 @@ trap 'bash "$here/services.sh" stop >/dev/null 2>&1 || true' EXIT
 services_env=$(bash "$here/services.sh" start)
 eval "$services_env"
 
-ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 --timeout 900
+ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 --timeout 900 "$@"

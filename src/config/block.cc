@@ -40,8 +40,8 @@ std::string Describe(const YAML::Node& n) {
 Block::Block()
     : Block(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(), "") {}
 
-Block::Block(YAML::Node node, std::shared_ptr<const std::string> file, std::string path)
-    : node_(std::move(node)),
+Block::Block(const YAML::Node& node, std::shared_ptr<const std::string> file, std::string path)
+    : node_(node),
       file_(std::move(file)),
       path_(std::move(path)),
       read_(std::make_shared<std::set<std::string>>()) {}

@@ -34,7 +34,7 @@ class Block {
   Block();
   // `file` is the config file's path as the user gave it; `path` the dotted key path of this
   // block ("pipeline.source.config"). A null or missing node reads as an empty mapping.
-  Block(YAML::Node node, std::shared_ptr<const std::string> file, std::string path);
+  Block(const YAML::Node& node, std::shared_ptr<const std::string> file, std::string path);
 
   const std::string& path() const { return path_; }
   const YAML::Node& node() const { return node_; }

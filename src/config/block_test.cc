@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet::config {
 namespace {
 
@@ -72,7 +74,7 @@ TEST(Block, ChildMustBeAMapping) {
 TEST(Block, BlockListGivesEachItemAnIndexedPath) {
   Block b = Parse("transforms:\n  - type: a\n  - type: b\n", "pipeline");
   Result<std::vector<Block>> items = b.BlockList("transforms");
-  ASSERT_TRUE(items.ok());
+  ASSERT_OK(items);
   ASSERT_EQ(items->size(), 2u);
   EXPECT_EQ((*items)[1].path(), "pipeline.transforms[1]");
   ExpectError((*items)[1].Error("config", "bad"), "p.yaml:3:5: pipeline.transforms[1].config: bad");
@@ -93,15 +95,15 @@ TEST(Block, KeyErrorPointsAtTheKeyNotItsValue) {
 
 TEST(Block, UnreadKeysAreThoseNoGetterAsked) {
   Block b = Parse("a: 1\nb: 2\nc: 3\n");
-  ASSERT_TRUE(b.Int("a", 0).ok());
+  ASSERT_OK(b.Int("a", 0));
   b.MarkRead("c");
   EXPECT_EQ(b.UnreadKeys(), std::vector<std::string>{"b"});
 }
 
 TEST(Block, CopiesShareWhatWasRead) {
   Block b = Parse("a: 1\n");
-  Block copy = b;
-  ASSERT_TRUE(copy.Int("a", 0).ok());
+  Block copy = b;  // NOLINT(performance-unnecessary-copy-initialization): the copy is the test
+  ASSERT_OK(copy.Int("a", 0));
   EXPECT_TRUE(b.UnreadKeys().empty());
 }
 

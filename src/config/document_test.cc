@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include "testing/status_matchers.h"
+
 namespace faucet::config {
 namespace {
 
@@ -209,7 +211,7 @@ TEST_F(DocumentTest, EveryReferenceExampleLoads) {
   for (const auto& entry :
        std::filesystem::directory_iterator(FAUCET_CONFIG_TESTDATA "/reference_examples")) {
     Result<Document> doc = LoadDocument(entry.path().string());
-    ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+    ASSERT_OK(doc);
     EXPECT_TRUE(doc->warnings.empty()) << doc->warnings.front();
     loaded.insert(entry.path().filename().string());
   }
@@ -221,7 +223,7 @@ TEST_F(DocumentTest, ExactlyOnceExampleCarriesEverything) {
   setenv("DEST_PG_URL", "postgres://dst@localhost/mirror", 1);
   Result<Document> doc = LoadDocument(FAUCET_CONFIG_TESTDATA
                                       "/reference_examples/postgres_cdc_to_postgres_upsert.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->name, "pg_cdc_mirror");
   EXPECT_EQ(doc->delivery, RequestedDelivery::kExactlyOnce);
   EXPECT_EQ(doc->source.type, "postgres-cdc");
@@ -240,7 +242,7 @@ TEST_F(DocumentTest, ExactlyOnceExampleCarriesEverything) {
 TEST_F(DocumentTest, NameDefaultsToTheFileStem) {
   Result<Document> doc =
       LoadDocument(FAUCET_CONFIG_TESTDATA "/reference_examples/postgres_cdc_to_jsonl.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->name, "postgres_cdc_to_jsonl");
   EXPECT_EQ(doc->delivery, RequestedDelivery::kAtLeastOnce);
   EXPECT_EQ(DefaultPipelineName("conf/orders.v2.yml"), "orders.v2");
@@ -259,7 +261,7 @@ TEST_F(DocumentTest, AnInvalidFileStemNeedsAName) {
 TEST_F(DocumentTest, MirrorExampleKeepsTheMirrorBlock) {
   Result<Document> doc =
       LoadDocument(FAUCET_CONFIG_TESTDATA "/reference_examples/postgres_mirror_tables.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   ASSERT_TRUE(doc->mirror.has_value());
   EXPECT_EQ(doc->mirror->path(), "mirror");
   EXPECT_TRUE(doc->mirror->Has("tables"));
@@ -269,7 +271,7 @@ TEST_F(DocumentTest, ReplicationIsTheMirrorBlockUnderItsReferenceName) {
   Result<Document> doc = ParseDocument(
       "pipeline: {source: {type: a}, sink: {type: b}}\nreplication: {mode: snapshot_then_cdc}\n",
       "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   ASSERT_TRUE(doc->mirror.has_value());
   EXPECT_EQ(doc->mirror->path(), "replication");
   EXPECT_EQ(doc->mirror->Error("mode", "m").message(), "t.yaml:2:21: replication.mode: m");
@@ -288,7 +290,7 @@ TEST_F(DocumentTest, JsonConfigLoads) {
   }
 })",
                                        "p.json");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->name, "json_pipe");
   EXPECT_EQ(doc->delivery, RequestedDelivery::kExactlyOnce);
   EXPECT_EQ(*doc->source.config.Int("batch_size", 1000), 500);
@@ -308,7 +310,7 @@ pipeline:
   sink: {type: b}
 )",
                                        "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(*doc->source.config.RequiredString("url"),
             "postgres://app:hunter2@db.internal:5432/app");
   EXPECT_EQ(*doc->source.config.Int("port", 0), 5432);
@@ -319,7 +321,7 @@ TEST_F(DocumentTest, DoubleDollarEscapesALiteralReference) {
       "pipeline:\n  source: {type: a, config: {q: \"$${env:HOME} costs $$5, ${vars.x}\"}}\n"
       "  sink: {type: b}\nvars: {x: \"$${vars.y}\"}\n",
       "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(*doc->source.config.RequiredString("q"), "${env:HOME} costs $$5, ${vars.y}");
 }
 
@@ -328,7 +330,7 @@ TEST_F(DocumentTest, AnAliasedScalarIsExpandedOnce) {
       "pipeline:\n  source: {type: a, config: {p: &pw \"$${x}\"}}\n"
       "  sink: {type: b, config: {p: *pw}}\n",
       "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(*doc->source.config.RequiredString("p"), "${x}");
   EXPECT_EQ(*doc->sink.config.RequiredString("p"), "${x}");
 }
@@ -339,7 +341,7 @@ TEST_F(DocumentTest, FileReferenceReadsTheFileWithoutTrailingNewlines) {
       ParseDocument("pipeline:\n  source: {type: a, config: {password: \"${file:" + secret.path() +
                         "}\"}}\n  sink: {type: b}\n",
                     "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(*doc->source.config.RequiredString("password"), "s3cret");
 }
 
@@ -364,7 +366,7 @@ pipeline:
   sink: {type: b}
 )",
                                        "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   std::vector<std::string> types;
   for (const ConnectorSpec& t : doc->transforms) types.push_back(t.type);
   EXPECT_EQ(types, (std::vector<std::string>{"p1", "p2", "s1"}));
@@ -378,7 +380,7 @@ TEST_F(DocumentTest, InheritTransformsFalseDropsPipelineTransformsWithAWarning) 
   sink: {type: b}
 )",
                                        "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   ASSERT_EQ(doc->transforms.size(), 1u);
   EXPECT_EQ(doc->transforms[0].type, "s1");
   EXPECT_EQ(doc->warnings,
@@ -392,7 +394,7 @@ TEST_F(DocumentTest, IneffectiveSettingsAreWarnings) {
   sink: {type: b, status: draft}
 )",
                                        "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->warnings,
             (std::vector<std::string>{
                 "t.yaml:2:27: pipeline.source.tags: has no effect in this build (tags select "
@@ -405,7 +407,7 @@ TEST_F(DocumentTest, DlqDefaultsFollowTheReference) {
       "pipeline:\n  source: {type: a}\n  sink: {type: b}\n  dlq:\n    sink: {type: file, "
       "config: {path: dlq.jsonl}}\n",
       "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   ASSERT_TRUE(doc->dlq.has_value());
   EXPECT_EQ(doc->dlq->sink.type, "file");
   EXPECT_EQ(doc->dlq->on_batch_error, "propagate");
@@ -418,8 +420,8 @@ TEST_F(DocumentTest, ConnectorConfigKeysAreLeftToTheConnector) {
   Result<Document> doc = ParseDocument(
       "pipeline:\n  source: {type: a, config: {slot_name: s, not_a_key: 1}}\n  sink: {type: b}\n",
       "t.yaml");
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
-  ASSERT_TRUE(doc->source.config.RequiredString("slot_name").ok());
+  ASSERT_OK(doc);
+  ASSERT_OK(doc->source.config.RequiredString("slot_name"));
   EXPECT_EQ(doc->source.config.UnreadKeys(), std::vector<std::string>{"not_a_key"});
   EXPECT_EQ(doc->sink.config.path(), "pipeline.sink.config");
 }
@@ -435,7 +437,7 @@ TEST_F(DocumentTest, LoadDocumentNamesAMissingFile) {
 TEST_F(DocumentTest, LoadDocumentKeepsThePathAsGiven) {
   TempFile file("orders.yaml", "pipeline: {source: {type: a}, sink: {type: b}}\n");
   Result<Document> doc = LoadDocument(file.path());
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->file, file.path());
   EXPECT_EQ(doc->name, std::to_string(::getpid()) + "_orders");
   EXPECT_EQ(doc->root.Error("delivery", "m").message(), file.path() + ":1:1: delivery: m");

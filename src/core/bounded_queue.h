@@ -2,12 +2,13 @@
 // source cannot run ahead of a slow sink by more than a fixed amount of memory.
 #pragma once
 
-#include <condition_variable>
+#include <chrono>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <utility>
+
+#include "core/mutex.h"
 
 namespace faucet {
 
@@ -18,13 +19,11 @@ class BoundedQueue {
 
   // Blocks while the queue holds max_bytes or more; an item larger than the budget still goes
   // in when the queue is empty. Returns false (dropping the item) once the queue is closed.
-  bool Push(T item, size_t bytes) {
-    std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return closed_ || items_.empty() || bytes_ + bytes <= max_bytes_; });
+  bool Push(T item, size_t bytes) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (!closed_ && !HasRoom(bytes)) not_full_.Wait(mu_);
     if (closed_) return false;
-    bytes_ += bytes;
-    items_.emplace_back(std::move(item), bytes);
-    not_empty_.notify_one();
+    Add(item, bytes);
     return true;
   }
 
@@ -32,47 +31,54 @@ class BoundedQueue {
   // Like Push, but gives up after `timeout` (leaving `item` untouched) so the caller can do
   // housekeeping while the consumer is slow.
   template <typename Duration>
-  PushResult PushFor(T& item, size_t bytes, Duration timeout) {
-    std::unique_lock lock(mu_);
-    bool room = not_full_.wait_for(lock, timeout, [&] {
-      return closed_ || items_.empty() || bytes_ + bytes <= max_bytes_;
-    });
+  PushResult PushFor(T& item, size_t bytes, Duration timeout) EXCLUDES(mu_) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    MutexLock lock(mu_);
+    while (!closed_ && !HasRoom(bytes) && not_full_.WaitUntil(mu_, deadline)) {
+    }
     if (closed_) return PushResult::kClosed;
-    if (!room) return PushResult::kTimedOut;
-    bytes_ += bytes;
-    items_.emplace_back(std::move(item), bytes);
-    not_empty_.notify_one();
+    if (!HasRoom(bytes)) return PushResult::kTimedOut;
+    Add(item, bytes);
     return PushResult::kPushed;
   }
 
   // Blocks until an item is available; nullopt once the queue is closed and drained.
-  std::optional<T> Pop() {
-    std::unique_lock lock(mu_);
-    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+  std::optional<T> Pop() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (!closed_ && items_.empty()) not_empty_.Wait(mu_);
     if (items_.empty()) return std::nullopt;
     auto [item, bytes] = std::move(items_.front());
     items_.pop_front();
     bytes_ -= bytes;
-    not_full_.notify_one();
+    not_full_.NotifyOne();
     return std::move(item);
   }
 
   // Wakes both sides; pending Push calls fail, Pop drains what is left then returns nullopt.
-  void Close() {
-    std::lock_guard lock(mu_);
+  void Close() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     closed_ = true;
-    not_full_.notify_all();
-    not_empty_.notify_all();
+    not_full_.NotifyAll();
+    not_empty_.NotifyAll();
   }
 
  private:
+  bool HasRoom(size_t bytes) const REQUIRES(mu_) {
+    return items_.empty() || bytes_ + bytes <= max_bytes_;
+  }
+  void Add(T& item, size_t bytes) REQUIRES(mu_) {
+    bytes_ += bytes;
+    items_.emplace_back(std::move(item), bytes);
+    not_empty_.NotifyOne();
+  }
+
   const size_t max_bytes_;
-  std::mutex mu_;
-  std::condition_variable not_full_;
-  std::condition_variable not_empty_;
-  std::deque<std::pair<T, size_t>> items_;  // guarded by mu_
-  size_t bytes_ = 0;                        // guarded by mu_
-  bool closed_ = false;                     // guarded by mu_
+  mutable Mutex mu_;
+  CondVar not_full_;
+  CondVar not_empty_;
+  std::deque<std::pair<T, size_t>> items_ GUARDED_BY(mu_);
+  size_t bytes_ GUARDED_BY(mu_) = 0;
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace faucet

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet {
 namespace {
 
 TEST(Lsn, ParsesAndFormatsUpperCaseWithoutLeadingZeros) {
   Result<Lsn> lsn = Lsn::Parse("16/b374d848");
-  ASSERT_TRUE(lsn.ok());
+  ASSERT_OK(lsn);
   EXPECT_EQ(lsn->value(), (uint64_t{0x16} << 32) | 0xB374D848);
   EXPECT_EQ(lsn->ToString(), "16/B374D848");
   EXPECT_EQ(Lsn(0).ToString(), "0/0");

@@ -5,6 +5,7 @@
 #include "core/dlq.h"
 #include "core/json_render.h"
 #include "testing/fakes.h"
+#include "testing/status_matchers.h"
 
 namespace faucet {
 namespace {
@@ -31,7 +32,7 @@ struct Harness {
 TEST(Pipeline, PersistsBookmarkOnlyAfterSinkFlush) {
   Harness h;
   FakeSource source({MakePage(2, Json{{"n", 1}}), MakePage(3, Json{{"n", 2}})});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   std::vector<std::string> expected = {"write:2", "flush", "put",  "write:3",
                                        "flush",   "put",   "flush"};
   EXPECT_EQ(h.sink.calls, expected);
@@ -41,7 +42,7 @@ TEST(Pipeline, PersistsBookmarkOnlyAfterSinkFlush) {
 TEST(Pipeline, AcknowledgesOnlyPersistedBookmarks) {
   Harness h;
   FakeSource source({MakePage(1, Json{{"n", 1}}), MakePage(1, Json{{"n", 2}})});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   ASSERT_EQ(source.Acknowledged().size(), 2u);
   EXPECT_EQ(source.Acknowledged()[1].value, (Json{{"n", 2}}));
 }
@@ -89,14 +90,14 @@ TEST(Pipeline, SourceErrorStillFlushesWhatWasWritten) {
 TEST(Pipeline, EmptyPageWithBookmarkIsCheckpointed) {
   Harness h;
   FakeSource source({MakePage(0, Json{{"n", 7}})});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 7}}));
 }
 
 TEST(Pipeline, ChunkWithoutBookmarkIsWrittenButNotCheckpointed) {
   Harness h;
   FakeSource source({MakePage(2, std::nullopt), MakePage(2, Json{{"n", 1}})});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   std::vector<std::string> expected = {"write:2", "write:2", "flush", "put", "flush"};
   EXPECT_EQ(h.sink.calls, expected);
 }
@@ -105,7 +106,7 @@ TEST(Pipeline, ResumesFromStoredBookmark) {
   Harness h;
   h.state.values["p::row-0"] = Json{{"n", 41}};
   FakeSource source({});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   ASSERT_TRUE(source.opened_at.has_value());
   EXPECT_EQ(source.opened_at->value, (Json{{"n", 41}}));
   EXPECT_TRUE(h.sink.opened_resuming);
@@ -114,7 +115,7 @@ TEST(Pipeline, ResumesFromStoredBookmark) {
 TEST(Pipeline, FreshRunOpensSinkWithoutResuming) {
   Harness h;
   FakeSource source({});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   EXPECT_FALSE(source.opened_at.has_value());
   EXPECT_FALSE(h.sink.opened_resuming);
 }
@@ -128,7 +129,7 @@ TEST(Pipeline, StopRequestEndsAtPageBoundaryAfterFlush) {
   h.options.on_page = [&](const Page&, const PipelineStats&) { stop = true; };
   FakeSource source({MakePage(1, Json{{"n", 1}}), MakePage(1, Json{{"n", 2}})});
   Result<PipelineStats> r = h.Run(source);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_TRUE(r->stopped);
   EXPECT_EQ(h.sink.calls, (std::vector<std::string>{"write:1", "flush", "put", "flush"}));
   EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 1}}));
@@ -138,7 +139,7 @@ TEST(Pipeline, AtomicWatermarkCommitsTokenWithRowsAndWrapsState) {
   Harness h;
   h.options.delivery = Delivery::kAtomicWatermark;
   FakeSource source({MakePage(1, Json{{"n", 1}}), MakePage(1, Json{{"n", 2}})});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   EXPECT_EQ(h.sink.tokens["p::row-0"], "00000000000000000002#{\"n\":2}");
   EXPECT_EQ(h.state.values["p::row-0"],
             (Json{{"__faucet_eo", 1}, {"bookmark", {{"n", 2}}}, {"seq", 2}}));
@@ -151,7 +152,7 @@ TEST(Pipeline, AtomicWatermarkReanchorsAtSinkTokenAheadOfState) {
   h.state.values["p::row-0"] = Json{{"__faucet_eo", 1}, {"bookmark", {{"n", 4}}}, {"seq", 4}};
   h.sink.tokens["p::row-0"] = FormatCommitToken(5, Bookmark{Json{{"n", 5}}});
   FakeSource source({MakePage(1, Json{{"n", 6}})});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   EXPECT_EQ(source.opened_at->value, (Json{{"n", 5}}));
   EXPECT_EQ(h.sink.tokens["p::row-0"], "00000000000000000006#{\"n\":6}");
 }
@@ -163,7 +164,7 @@ TEST(Pipeline, AtomicWatermarkSkipsPagesTheSinkAlreadyCommitted) {
   h.sink.tokens["p::row-0"] = "00000000000000000001";
   FakeSource source({MakePage(1, Json{{"n", 1}}), MakePage(1, Json{{"n", 2}})});
   Result<PipelineStats> r = h.Run(source);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(r->pages_skipped, 1u);
   EXPECT_EQ(h.sink.rows_written, 1u);
 }
@@ -176,7 +177,7 @@ TEST(Pipeline, AtomicWatermarkChunksCommitTokensThatCountTheirChanges) {
   FakeSource source({MakePage(3, std::nullopt), MakePage(3, std::nullopt),
                      MakePage(2, Json{{"n", 1}}), MakePage(3, std::nullopt),
                      MakePage(1, Json{{"n", 2}})});
-  ASSERT_TRUE(h.Run(source).ok());
+  ASSERT_OK(h.Run(source));
   EXPECT_EQ(h.sink.calls,
             (std::vector<std::string>{"write_idempotent:00000000000000000000#null+3",
                                       "write_idempotent:00000000000000000000#null+6",
@@ -195,7 +196,7 @@ TEST(Pipeline, AtomicWatermarkSkipsTheChangesChunkTokensCountWhereverTheReplayCu
   FakeSource source(
       {MakePage(3, std::nullopt), MakePage(3, std::nullopt), MakePage(2, Json{{"n", 1}})});
   Result<PipelineStats> r = h.Run(source);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_FALSE(source.opened_at.has_value());
   EXPECT_EQ(r->changes_skipped, 4u);
   EXPECT_EQ(r->pages_skipped, 1u);
@@ -214,7 +215,7 @@ TEST(Pipeline, AtomicWatermarkReanchorsAtAChunkTokenAheadOfState) {
   h.sink.tokens["p::row-0"] = FormatChunkToken(5, Bookmark{Json{{"n", 5}}}, 2);
   FakeSource source({MakePage(5, Json{{"n", 6}})});
   Result<PipelineStats> r = h.Run(source);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(source.opened_at->value, (Json{{"n", 5}}));
   EXPECT_EQ(r->changes_skipped, 2u);
   EXPECT_EQ(h.sink.rows_written, 3u);
@@ -257,22 +258,22 @@ TEST(Pipeline, ABookmarkTheSourceCannotAcknowledgeEndsTheRun) {
 
 TEST(CommitToken, ChunkTokensRoundTrip) {
   Result<CommitToken> t = ParseCommitToken(FormatChunkToken(7, Bookmark{Json{{"a", "x+1"}}}, 2500));
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   EXPECT_EQ(t->seq, 7u);
   EXPECT_EQ(t->bookmark->value, (Json{{"a", "x+1"}}));
   EXPECT_EQ(t->chunk_changes, 2500u);
 
   t = ParseCommitToken(FormatChunkToken(0, std::nullopt, 3));
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   EXPECT_FALSE(t->bookmark.has_value());
   EXPECT_EQ(t->chunk_changes, 3u);
 
   t = ParseCommitToken("00000000000000000001#5+3");  // a bare number as the bookmark
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   EXPECT_EQ(t->bookmark->value, Json(5));
   EXPECT_EQ(t->chunk_changes, 3u);
   t = ParseCommitToken("00000000000000000001#1e+5");
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   EXPECT_EQ(t->bookmark->value, Json(1e5));
   EXPECT_FALSE(t->chunk_changes.has_value());
 }
@@ -290,7 +291,7 @@ TEST(CommitToken, CorruptTokensAreDataLossNotExceptions) {
 TEST(CommitToken, RoundTrips) {
   Result<CommitToken> t =
       ParseCommitToken(FormatCommitToken(42, Bookmark{Json{{"last_lsn", "0/16"}}}));
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   EXPECT_EQ(t->seq, 42u);
   EXPECT_EQ(t->bookmark->value, (Json{{"last_lsn", "0/16"}}));
 }
@@ -317,7 +318,7 @@ TEST(PipelineDlq, RejectedRowsGoToTheDlqWhichIsFlushedBeforeThePersist) {
   h.sink.reject = {1};
   FakeSource source({MakePage(3, Json{{"n", 1}})});
   Result<PipelineStats> r = h.Run(source);
-  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_OK(r);
   EXPECT_EQ(r->dead_lettered, 1u);
   // The final flush finds nothing new in the DLQ: no second fsync.
   std::vector<std::string> expected = {"write_isolating:2", "dlq.write:1", "flush",
@@ -331,7 +332,7 @@ TEST(PipelineDlq, AnUntouchedDlqIsNotFlushed) {
   DlqHarness h;
   FakeSource source({MakePage(2, Json{{"n", 1}}), MakePage(2, Json{{"n", 2}})});
   Result<PipelineStats> r = h.Run(source);
-  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_OK(r);
   std::vector<std::string> expected = {
       "write_isolating:2", "flush", "put", "write_isolating:2", "flush", "put", "flush"};
   EXPECT_EQ(h.sink.calls, expected);
@@ -343,7 +344,7 @@ TEST(PipelineDlq, PageFailureSendsEveryRowWithDlqAll) {
   h.options.dlq->dlq_all_on_batch_error = true;
   FakeSource source({MakePage(3, Json{{"n", 1}})});
   Result<PipelineStats> r = h.Run(source);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(r->dead_lettered, 3u);
 }
 

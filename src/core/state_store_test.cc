@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet {
 namespace {
 
 TEST(ValidateStateKey, AcceptsTheReferenceGrammar) {
-  EXPECT_TRUE(ValidateStateKey("orders_mirror::cdc").ok());
-  EXPECT_TRUE(ValidateStateKey("a.b-c_D:9").ok());
+  EXPECT_OK(ValidateStateKey("orders_mirror::cdc"));
+  EXPECT_OK(ValidateStateKey("a.b-c_D:9"));
 }
 
 TEST(ValidateStateKey, RejectsBadKeys) {

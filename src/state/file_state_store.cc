@@ -86,7 +86,7 @@ Result<std::string> FileStateStore::WriteTemp(const std::string& key, const std:
 Status FileStateStore::Put(const std::string& key, const Json& value) {
   RETURN_IF_ERROR(ValidateStateKey(key));
   ASSIGN_OR_RETURN(std::string data, DumpStateValue(value));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ASSIGN_OR_RETURN(std::string tmp, WriteTemp(key, data));
   CrashPoint("state.file.before_rename");
   Status st = fs_.Rename(tmp, PathOf(key));
@@ -102,7 +102,7 @@ Status FileStateStore::Put(const std::string& key, const Json& value) {
 
 Status FileStateStore::Delete(const std::string& key) {
   RETURN_IF_ERROR(ValidateStateKey(key));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   RETURN_IF_ERROR(fs_.Remove(PathOf(key)));
   return fs_.SyncDir(dir_);
 }

@@ -9,11 +9,11 @@
 // "*.json.tmp" file, which Get never reads.
 #pragma once
 
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "core/file_system.h"
+#include "core/mutex.h"
 #include "core/state_store.h"
 
 namespace faucet {
@@ -44,7 +44,7 @@ class FileStateStore : public StateStore {
 
   FileSystem& fs_;
   const std::string dir_;
-  std::mutex mu_;  // serialises Put and Delete
+  Mutex mu_;  // serialises Put and Delete
 };
 
 }  // namespace faucet

@@ -11,6 +11,7 @@
 #include "core/crash_point.h"
 #include "testing/fault_injection_fs.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet {
 namespace {
@@ -79,37 +80,35 @@ class FileStateStoreTest : public ::testing::Test {
 };
 
 TEST_F(FileStateStoreTest, PutValueIsReturnedByGet) {
-  ASSERT_TRUE(store_.Put("orders::row-0", kOld).ok());
+  ASSERT_OK(store_.Put("orders::row-0", kOld));
   Result<std::optional<Json>> got = store_.Get("orders::row-0");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, kOld);
 }
 
 TEST_F(FileStateStoreTest, PutReplacesThePreviousValue) {
-  ASSERT_TRUE(store_.Put("orders::row-0", kOld).ok());
-  ASSERT_TRUE(store_.Put("orders::row-0", kNew).ok());
+  ASSERT_OK(store_.Put("orders::row-0", kOld));
+  ASSERT_OK(store_.Put("orders::row-0", kNew));
   EXPECT_EQ(*store_.Get("orders::row-0"), kNew);
 }
 
 TEST_F(FileStateStoreTest, MissingKeyReadsAsNothing) {
   Result<std::optional<Json>> got = store_.Get("never::written");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_FALSE(got->has_value());
 }
 
 TEST_F(FileStateStoreTest, DeleteRemovesTheValueAndItsFile) {
-  ASSERT_TRUE(store_.Put("orders::row-0", kOld).ok());
-  ASSERT_TRUE(store_.Delete("orders::row-0").ok());
+  ASSERT_OK(store_.Put("orders::row-0", kOld));
+  ASSERT_OK(store_.Delete("orders::row-0"));
   EXPECT_FALSE(store_.Get("orders::row-0")->has_value());
   EXPECT_TRUE(FilesIn(dir_).empty());
 }
 
-TEST_F(FileStateStoreTest, DeletingAMissingKeyIsOk) {
-  EXPECT_TRUE(store_.Delete("never::written").ok());
-}
+TEST_F(FileStateStoreTest, DeletingAMissingKeyIsOk) { EXPECT_OK(store_.Delete("never::written")); }
 
 TEST_F(FileStateStoreTest, ColonsInTheKeyAreWrittenAsPercent3AInTheFileName) {
-  ASSERT_TRUE(store_.Put("orders::__replication__", kOld).ok());
+  ASSERT_OK(store_.Put("orders::__replication__", kOld));
   std::string path = dir_ + "/orders%3A%3A__replication__.json";
   EXPECT_EQ(store_.PathOf("orders::__replication__"), path);
   EXPECT_EQ(FilesIn(dir_), std::vector<std::string>{"orders%3A%3A__replication__.json"});
@@ -139,7 +138,7 @@ TEST_F(FileStateStoreTest, EmptyFileIsDataLossNotNothing) {
 
 TEST_F(FileStateStoreTest, PutsLeaveNoTempFiles) {
   for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(store_.Put("k" + std::to_string(i % 3), Json{{"n", i}}).ok());
+    ASSERT_OK(store_.Put("k" + std::to_string(i % 3), Json{{"n", i}}));
   }
   for (const std::string& name : FilesIn(dir_)) {
     EXPECT_TRUE(name.ends_with(".json")) << name;
@@ -186,18 +185,18 @@ TEST_F(FileStateStoreTest, ValueThatIsNotValidUtf8IsRejected) {
 TEST(FileStateStorePowerCut, CompletedPutSurvives) {
   testing::FaultInjectionFileSystem fs;
   FileStateStore store(fs, fs.root());
-  ASSERT_TRUE(store.Put("orders::row-0", kOld).ok());
-  ASSERT_TRUE(store.Put("orders::row-0", kNew).ok());
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(store.Put("orders::row-0", kOld));
+  ASSERT_OK(store.Put("orders::row-0", kNew));
+  ASSERT_OK(fs.DropUnsyncedData());
   EXPECT_EQ(*store.Get("orders::row-0"), kNew);
 }
 
 TEST(FileStateStorePowerCut, CompletedDeleteSurvives) {
   testing::FaultInjectionFileSystem fs;
   FileStateStore store(fs, fs.root());
-  ASSERT_TRUE(store.Put("orders::row-0", kOld).ok());
-  ASSERT_TRUE(store.Delete("orders::row-0").ok());
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(store.Put("orders::row-0", kOld));
+  ASSERT_OK(store.Delete("orders::row-0"));
+  ASSERT_OK(fs.DropUnsyncedData());
   EXPECT_FALSE(store.Get("orders::row-0")->has_value());
 }
 
@@ -210,21 +209,21 @@ void ExpectPutIsAtomicAcrossPowerCuts(const std::optional<Json>& old_value) {
     testing::FaultInjectionFileSystem fs;
     FileStateStore store(fs, fs.root());
     if (old_value) {
-      ASSERT_TRUE(store.Put("orders::row-0", *old_value).ok());
+      ASSERT_OK(store.Put("orders::row-0", *old_value));
     }
     fs.FailAfter(ops);
     completed = store.Put("orders::row-0", kNew).ok();
-    ASSERT_TRUE(fs.DropUnsyncedData().ok());
+    ASSERT_OK(fs.DropUnsyncedData());
 
     Result<std::optional<Json>> got = store.Get("orders::row-0");
-    ASSERT_TRUE(got.ok()) << "power cut after " << ops << " ops: " << got.status().ToString();
+    ASSERT_OK(got) << "power cut after " << ops << " ops: " << got.status().ToString();
     if (completed) {
       EXPECT_EQ(*got, kNew) << "a Put that returned ok was lost, cut after " << ops << " ops";
     } else {
       EXPECT_TRUE(*got == old_value || *got == kNew) << "cut after " << ops << " ops";
     }
     // The store keeps working after the reboot, whatever was left behind.
-    ASSERT_TRUE(store.Put("orders::row-0", kOld).ok());
+    ASSERT_OK(store.Put("orders::row-0", kOld));
     EXPECT_EQ(*store.Get("orders::row-0"), kOld);
   }
 }
@@ -253,24 +252,24 @@ Status WriteFile(FileSystem& fs, const std::string& path, const std::string& dat
 TEST(FaultInjectionFileSystem, PowerCutKeepsOnlyTheSyncedPrefixOfAFile) {
   testing::FaultInjectionFileSystem fs;
   std::string path = fs.root() + "/log";
-  ASSERT_TRUE(WriteFile(fs, path, "synced", /*sync=*/true).ok());
+  ASSERT_OK(WriteFile(fs, path, "synced", /*sync=*/true));
   {
     Result<std::unique_ptr<WritableFile>> file = fs.OpenForAppend(path, false);
-    ASSERT_TRUE(file.ok());
-    ASSERT_TRUE((*file)->Append("+unsynced").ok());
-    ASSERT_TRUE((*file)->Close().ok());
+    ASSERT_OK(file);
+    ASSERT_OK((*file)->Append("+unsynced"));
+    ASSERT_OK((*file)->Close());
   }
-  ASSERT_TRUE(fs.SyncDir(fs.root()).ok());
+  ASSERT_OK(fs.SyncDir(fs.root()));
   EXPECT_EQ(ReadOrMissing(fs, path), "synced+unsynced");
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(fs.DropUnsyncedData());
   EXPECT_EQ(ReadOrMissing(fs, path), "synced");
 }
 
 TEST(FaultInjectionFileSystem, PowerCutRemovesAFileWhoseDirectoryWasNotSynced) {
   testing::FaultInjectionFileSystem fs;
   std::string path = fs.root() + "/new";
-  ASSERT_TRUE(WriteFile(fs, path, "data", /*sync=*/true).ok());
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(WriteFile(fs, path, "data", /*sync=*/true));
+  ASSERT_OK(fs.DropUnsyncedData());
   EXPECT_FALSE(fs.Exists(path));
 }
 
@@ -278,12 +277,12 @@ TEST(FaultInjectionFileSystem, PowerCutUndoesARenameOverAFile) {
   testing::FaultInjectionFileSystem fs;
   std::string target = fs.root() + "/current";
   std::string tmp = fs.root() + "/current.tmp";
-  ASSERT_TRUE(WriteFile(fs, target, "old", /*sync=*/true).ok());
-  ASSERT_TRUE(fs.SyncDir(fs.root()).ok());
-  ASSERT_TRUE(WriteFile(fs, tmp, "new", /*sync=*/true).ok());
-  ASSERT_TRUE(fs.Rename(tmp, target).ok());
+  ASSERT_OK(WriteFile(fs, target, "old", /*sync=*/true));
+  ASSERT_OK(fs.SyncDir(fs.root()));
+  ASSERT_OK(WriteFile(fs, tmp, "new", /*sync=*/true));
+  ASSERT_OK(fs.Rename(tmp, target));
   EXPECT_EQ(ReadOrMissing(fs, target), "new");
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(fs.DropUnsyncedData());
   EXPECT_EQ(ReadOrMissing(fs, target), "old");
   EXPECT_FALSE(fs.Exists(tmp));
 }
@@ -291,10 +290,10 @@ TEST(FaultInjectionFileSystem, PowerCutUndoesARenameOverAFile) {
 TEST(FaultInjectionFileSystem, PowerCutUndoesARemoval) {
   testing::FaultInjectionFileSystem fs;
   std::string path = fs.root() + "/kept";
-  ASSERT_TRUE(WriteFile(fs, path, "data", /*sync=*/true).ok());
-  ASSERT_TRUE(fs.SyncDir(fs.root()).ok());
-  ASSERT_TRUE(fs.Remove(path).ok());
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(WriteFile(fs, path, "data", /*sync=*/true));
+  ASSERT_OK(fs.SyncDir(fs.root()));
+  ASSERT_OK(fs.Remove(path));
+  ASSERT_OK(fs.DropUnsyncedData());
   EXPECT_EQ(ReadOrMissing(fs, path), "data");
 }
 
@@ -302,13 +301,13 @@ TEST(FaultInjectionFileSystem, SyncedRenameAndRemovalSurvive) {
   testing::FaultInjectionFileSystem fs;
   std::string a = fs.root() + "/a";
   std::string b = fs.root() + "/b";
-  ASSERT_TRUE(WriteFile(fs, a, "a", /*sync=*/true).ok());
-  ASSERT_TRUE(WriteFile(fs, b, "b", /*sync=*/true).ok());
-  ASSERT_TRUE(fs.SyncDir(fs.root()).ok());
-  ASSERT_TRUE(fs.Remove(b).ok());
-  ASSERT_TRUE(fs.Rename(a, b).ok());
-  ASSERT_TRUE(fs.SyncDir(fs.root()).ok());
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(WriteFile(fs, a, "a", /*sync=*/true));
+  ASSERT_OK(WriteFile(fs, b, "b", /*sync=*/true));
+  ASSERT_OK(fs.SyncDir(fs.root()));
+  ASSERT_OK(fs.Remove(b));
+  ASSERT_OK(fs.Rename(a, b));
+  ASSERT_OK(fs.SyncDir(fs.root()));
+  ASSERT_OK(fs.DropUnsyncedData());
   EXPECT_FALSE(fs.Exists(a));
   EXPECT_EQ(ReadOrMissing(fs, b), "a");
 }
@@ -318,12 +317,12 @@ TEST(FaultInjectionFileSystem, FailAfterStopsEveryLaterOperationUntilThePowerCut
   std::string path = fs.root() + "/f";
   fs.FailAfter(1);
   Result<std::unique_ptr<WritableFile>> file = fs.OpenForAppend(path, true);
-  ASSERT_TRUE(file.ok());
+  ASSERT_OK(file);
   EXPECT_EQ((*file)->Append("lost").code(), StatusCode::kUnavailable);
   EXPECT_EQ(fs.SyncDir(fs.root()).code(), StatusCode::kUnavailable);
   EXPECT_EQ(ReadOrMissing(fs, path), "");
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
-  EXPECT_TRUE(WriteFile(fs, path, "after", /*sync=*/true).ok());
+  ASSERT_OK(fs.DropUnsyncedData());
+  EXPECT_OK(WriteFile(fs, path, "after", /*sync=*/true));
 }
 
 // Negative controls: the harness must catch a store that skips either fsync, or the tests above
@@ -332,8 +331,8 @@ TEST(FileStateStorePowerCut, HarnessDetectsAPutThatSkipsTheFileSync) {
   testing::FaultInjectionFileSystem fs;
   SkippingFileSystem no_file_sync(fs, /*skip_file_sync=*/true, /*skip_dir_sync=*/false);
   FileStateStore store(no_file_sync, fs.root());
-  ASSERT_TRUE(store.Put("orders::row-0", kNew).ok());
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(store.Put("orders::row-0", kNew));
+  ASSERT_OK(fs.DropUnsyncedData());
   // The rename was durable, the data was not: an empty file, which must read as corruption.
   EXPECT_EQ(store.Get("orders::row-0").status().code(), StatusCode::kDataLoss);
 }
@@ -342,10 +341,10 @@ TEST(FileStateStorePowerCut, HarnessDetectsAPutThatSkipsTheDirectorySync) {
   testing::FaultInjectionFileSystem fs;
   SkippingFileSystem no_dir_sync(fs, /*skip_file_sync=*/false, /*skip_dir_sync=*/true);
   FileStateStore store(no_dir_sync, fs.root());
-  ASSERT_TRUE(store.Put("orders::row-0", kNew).ok());
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(store.Put("orders::row-0", kNew));
+  ASSERT_OK(fs.DropUnsyncedData());
   Result<std::optional<Json>> got = store.Get("orders::row-0");
-  ASSERT_TRUE(got.ok());
+  ASSERT_OK(got);
   EXPECT_FALSE(got->has_value()) << "the rename should have been undone";
 }
 
@@ -365,7 +364,7 @@ TEST_P(FileStateStoreCrashTest, CrashDuringPutLeavesTheOldOrTheNewValue) {
   std::string dir = inherited != nullptr ? inherited : testing::TempDir("crash");
   FileStateStore store(PosixFileSystem(), dir);
   if (inherited == nullptr) {
-    ASSERT_TRUE(store.Put("orders::row-0", kOld).ok());
+    ASSERT_OK(store.Put("orders::row-0", kOld));
     setenv(kDirVar, dir.c_str(), 1);
   }
 
@@ -379,9 +378,9 @@ TEST_P(FileStateStoreCrashTest, CrashDuringPutLeavesTheOldOrTheNewValue) {
   unsetenv(kDirVar);
 
   Result<std::optional<Json>> got = store.Get("orders::row-0");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_TRUE(*got == kOld || *got == kNew) << **got;
-  ASSERT_TRUE(store.Put("orders::row-0", kNew).ok());
+  ASSERT_OK(store.Put("orders::row-0", kNew));
   EXPECT_EQ(*store.Get("orders::row-0"), kNew);
 }
 

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "core/mutex.h"
 #include "core/state_store.h"
 
 namespace faucet {
@@ -21,8 +21,8 @@ class MemoryStateStore : public StateStore {
   Durability durability() const override { return Durability::kNone; }
 
  private:
-  std::mutex mu_;
-  std::map<std::string, Json> values_;  // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, Json> values_ GUARDED_BY(mu_);
 };
 
 }  // namespace faucet

@@ -2,17 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet {
 namespace {
 
 TEST(MemoryStateStore, PutGetDeleteRoundTrip) {
   MemoryStateStore store;
   Json value = {{"last_lsn", "0/16B3748"}};
-  ASSERT_TRUE(store.Put("orders::row-0", value).ok());
+  ASSERT_OK(store.Put("orders::row-0", value));
   EXPECT_EQ(*store.Get("orders::row-0"), value);
-  ASSERT_TRUE(store.Delete("orders::row-0").ok());
+  ASSERT_OK(store.Delete("orders::row-0"));
   EXPECT_FALSE(store.Get("orders::row-0")->has_value());
-  EXPECT_TRUE(store.Delete("orders::row-0").ok());
+  EXPECT_OK(store.Delete("orders::row-0"));
 }
 
 TEST(MemoryStateStore, IsNotDurable) {

@@ -53,7 +53,7 @@ Result<std::unique_ptr<PostgresStateStore>> PostgresStateStore::Open(const std::
                                                                      bool ensure_table) {
   std::unique_ptr<PostgresStateStore> store(new PostgresStateStore(url, table));
   {
-    std::lock_guard lock(store->mu_);
+    MutexLock lock(store->mu_);
     RETURN_IF_ERROR(store->Connect());
   }
   if (ensure_table) {
@@ -87,7 +87,7 @@ Status PostgresStateStore::Connect() {
 
 Result<PostgresStateStore::Rows> PostgresStateStore::Exec(const std::string& sql,
                                                           const std::vector<std::string>& params) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   bool fresh = false;
   if (conn_ == nullptr || PQstatus(conn_) == CONNECTION_BAD) {
     RETURN_IF_ERROR(Connect());

@@ -9,11 +9,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/state_store.h"
 
 struct pg_conn;
@@ -46,17 +46,18 @@ class PostgresStateStore : public StateStore {
   };
 
   PostgresStateStore(std::string url, const std::string& table);
-  Status Connect();
+  Status Connect() REQUIRES(mu_);
   // Runs `sql` with text parameters and returns the first column of the rows, reconnecting
   // once when the connection broke.
-  Result<Rows> Exec(const std::string& sql, const std::vector<std::string>& params);
-  Result<Rows> ExecOnce(const std::string& sql, const std::vector<std::string>& params);
+  Result<Rows> Exec(const std::string& sql, const std::vector<std::string>& params) EXCLUDES(mu_);
+  Result<Rows> ExecOnce(const std::string& sql, const std::vector<std::string>& params)
+      REQUIRES(mu_);
   std::string Describe() const;
 
   const std::string url_;
   const std::string quoted_table_;
-  std::mutex mu_;
-  pg_conn* conn_ = nullptr;  // guarded by mu_; null when not connected
+  Mutex mu_;
+  pg_conn* conn_ GUARDED_BY(mu_) = nullptr;  // null when not connected
 };
 
 }  // namespace faucet

@@ -115,7 +115,7 @@ Result<std::unique_ptr<RedisStateStore>> RedisStateStore::Open(const std::string
                                                                const std::string& ns) {
   ASSIGN_OR_RETURN(RedisUrl parsed, ParseRedisUrl(url));
   std::unique_ptr<RedisStateStore> store(new RedisStateStore(url, std::move(parsed), ns));
-  std::lock_guard lock(store->mu_);
+  MutexLock lock(store->mu_);
   RETURN_IF_ERROR(store->Connect());
   return store;
 }
@@ -151,7 +151,7 @@ Status RedisStateStore::Connect() {
 }
 
 Result<RedisStateStore::Reply> RedisStateStore::Command(const std::vector<std::string>& args) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   bool fresh = false;
   if (ctx_ == nullptr || ctx_->err != 0) {
     RETURN_IF_ERROR(Connect());

@@ -12,11 +12,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/state_store.h"
 
 struct redisContext;
@@ -62,18 +62,18 @@ class RedisStateStore : public StateStore {
   };
 
   RedisStateStore(std::string url, RedisUrl parsed, std::string ns);
-  Status Connect();
+  Status Connect() REQUIRES(mu_);
   // Runs one command, reconnecting once when the connection broke.
-  Result<Reply> Command(const std::vector<std::string>& args);
-  Result<Reply> CommandOnce(const std::vector<std::string>& args);
+  Result<Reply> Command(const std::vector<std::string>& args) EXCLUDES(mu_);
+  Result<Reply> CommandOnce(const std::vector<std::string>& args) REQUIRES(mu_);
   std::string Describe() const;
   std::string RedisKey(const std::string& key) const { return ns_ + ":" + key; }
 
   const std::string url_;
   const RedisUrl parsed_;
   const std::string ns_;
-  std::mutex mu_;
-  redisContext* ctx_ = nullptr;  // guarded by mu_; null when not connected
+  Mutex mu_;
+  redisContext* ctx_ GUARDED_BY(mu_) = nullptr;  // null when not connected
 };
 
 }  // namespace faucet

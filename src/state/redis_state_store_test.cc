@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet {
 namespace {
 
 TEST(ParseRedisUrl, HostAloneUsesTheDefaults) {
   Result<RedisUrl> url = ParseRedisUrl("redis://cache.internal");
-  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  ASSERT_OK(url);
   EXPECT_EQ(url->host, "cache.internal");
   EXPECT_EQ(url->port, 6379);
   EXPECT_FALSE(url->user.has_value());
@@ -17,7 +19,7 @@ TEST(ParseRedisUrl, HostAloneUsesTheDefaults) {
 
 TEST(ParseRedisUrl, ReadsEveryPart) {
   Result<RedisUrl> url = ParseRedisUrl("redis://app:p%40ss@10.0.0.7:6380/3");
-  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  ASSERT_OK(url);
   EXPECT_EQ(url->host, "10.0.0.7");
   EXPECT_EQ(url->port, 6380);
   EXPECT_EQ(url->user, "app");
@@ -27,7 +29,7 @@ TEST(ParseRedisUrl, ReadsEveryPart) {
 
 TEST(ParseRedisUrl, PasswordWithoutUserAuthenticatesTheDefaultUser) {
   Result<RedisUrl> url = ParseRedisUrl("redis://:secret@localhost/");
-  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  ASSERT_OK(url);
   EXPECT_FALSE(url->user.has_value());
   EXPECT_EQ(url->password, "secret");
   EXPECT_EQ(url->db, 0);
@@ -35,7 +37,7 @@ TEST(ParseRedisUrl, PasswordWithoutUserAuthenticatesTheDefaultUser) {
 
 TEST(ParseRedisUrl, BracketedIpv6Host) {
   Result<RedisUrl> url = ParseRedisUrl("redis://[::1]:7000");
-  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  ASSERT_OK(url);
   EXPECT_EQ(url->host, "::1");
   EXPECT_EQ(url->port, 7000);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet {
 namespace {
@@ -23,7 +24,7 @@ std::string ErrorOf(const std::string& type, const std::string& yaml) {
 
 TEST(ParseStateConfig, FileNeedsAPath) {
   Result<StateConfig> cfg = ParseStateConfig("file", BlockOf("path: ./state"));
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_OK(cfg);
   EXPECT_EQ(cfg->type, StateType::kFile);
   EXPECT_EQ(cfg->path, "./state");
 
@@ -40,7 +41,7 @@ TEST(ParseStateConfig, FileEncryptionIsRefusedNotIgnored) {
 TEST(ParseStateConfig, PostgresDefaultsAreTheReferenceDefaults) {
   Result<StateConfig> cfg =
       ParseStateConfig("postgres", BlockOf("url: postgres://u:p@db.internal/app"));
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_OK(cfg);
   EXPECT_EQ(cfg->type, StateType::kPostgres);
   EXPECT_EQ(cfg->url, "postgres://u:p@db.internal/app");
   EXPECT_EQ(cfg->table, "faucet_state");
@@ -53,7 +54,7 @@ TEST(ParseStateConfig, PostgresReadsEveryKey) {
       "url: host=db dbname=app\ntable: Pipeline_State_2\nensure_table: true\n"
       "max_connections: 2\nfoo: 1\n");
   Result<StateConfig> cfg = ParseStateConfig("postgres", block);
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_OK(cfg);
   EXPECT_EQ(cfg->table, "Pipeline_State_2");
   EXPECT_TRUE(cfg->ensure_table);
   EXPECT_EQ(cfg->max_connections, 2);
@@ -102,12 +103,12 @@ TEST(ParseStateConfig, PostgresEnsureTableMustBeABoolean) {
 
 TEST(ParseStateConfig, RedisDefaultsToTheFaucetNamespace) {
   Result<StateConfig> cfg = ParseStateConfig("redis", BlockOf("url: redis://cache:6379/2"));
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_OK(cfg);
   EXPECT_EQ(cfg->type, StateType::kRedis);
   EXPECT_EQ(cfg->redis_namespace, "faucet");
 
   cfg = ParseStateConfig("redis", BlockOf("url: redis://cache\nnamespace: team-a.prod_1"));
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_OK(cfg);
   EXPECT_EQ(cfg->redis_namespace, "team-a.prod_1");
 }
 
@@ -126,7 +127,7 @@ TEST(ParseStateConfig, RedisMalformedUrlIsRejectedWithoutItsPassword) {
 
 TEST(ParseStateConfig, MemoryTakesNoKeys) {
   Result<StateConfig> cfg = ParseStateConfig("memory", BlockOf(""));
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_OK(cfg);
   EXPECT_EQ(cfg->type, StateType::kMemory);
 }
 
@@ -141,9 +142,9 @@ TEST(OpenStateStore, FileCreatesItsDirectory) {
   std::string dir = testing::TempDir("openstate") + "/nested/state";
   StateConfig cfg{.type = StateType::kFile, .path = dir};
   Result<std::unique_ptr<StateStore>> store = OpenStateStore(cfg);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_OK(store);
   EXPECT_EQ((*store)->durability(), Durability::kDurable);
-  ASSERT_TRUE((*store)->Put("p::row-0", Json{{"last_id", 7}}).ok());
+  ASSERT_OK((*store)->Put("p::row-0", Json{{"last_id", 7}}));
   EXPECT_EQ(*(*store)->Get("p::row-0"), (Json{{"last_id", 7}}));
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet {
 namespace {
 
@@ -11,14 +13,14 @@ Result<Json> Parse(const std::string& text) { return ParseStateValue(text, "stat
 
 TEST(ParseStateValue, BareValueIsReadAsIs) {
   Result<Json> got = Parse(R"({"last_lsn": "16/B374D848"})");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, kBookmark);
 }
 
 TEST(ParseStateValue, EnvelopeIsUnwrappedToItsData) {
   Result<Json> got = Parse(
       R"({"faucet_state":1,"owner":"postgres-cdc","schema":0,"data":{"last_lsn":"16/B374D848"}})");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, kBookmark);
 }
 
@@ -26,7 +28,7 @@ TEST(ParseStateValue, EnvelopeAroundTheExactlyOnceWrapperYieldsTheWrapper) {
   Json eo = {{"__faucet_eo", 1}, {"bookmark", kBookmark}, {"seq", 18446744073709551615u}};
   Result<Json> got =
       Parse(R"({"faucet_state":1,"owner":"postgres-cdc","schema":0,"data":)" + eo.dump() + "}");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, eo);
   EXPECT_EQ((*got)["seq"].get<uint64_t>(), 18446744073709551615u);
 }
@@ -57,7 +59,7 @@ TEST(ParseStateValue, TextThatIsNotJsonIsDataLossNamingWhere) {
 
 TEST(DumpStateValue, WritesTheBareValueCompact) {
   Result<std::string> text = DumpStateValue(kBookmark);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  ASSERT_OK(text);
   EXPECT_EQ(*text, R"({"last_lsn":"16/B374D848"})");
 }
 

@@ -18,13 +18,13 @@ Result<SourceEvent> FakeSource::Next(std::chrono::milliseconds) {
 }
 
 Status FakeSource::Acknowledge(const Bookmark& durable) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   acknowledged_.push_back(durable);
   return acknowledge_error;
 }
 
 std::vector<Bookmark> FakeSource::Acknowledged() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return acknowledged_;
 }
 

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/state_store.h"
@@ -31,8 +31,8 @@ class FakeSource : public Source {
  private:
   std::vector<Page> pages_;
   size_t next_ = 0;
-  std::mutex mu_;
-  std::vector<Bookmark> acknowledged_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<Bookmark> acknowledged_ GUARDED_BY(mu_);
 };
 
 // Records every call; Write/Flush fail when told to.

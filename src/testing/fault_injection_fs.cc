@@ -58,24 +58,24 @@ FaultInjectionFileSystem::FaultInjectionFileSystem()
     : real_(PosixFileSystem()), root_(Normal(TempDir("faultfs"))) {}
 
 Status FaultInjectionFileSystem::Step() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (ops_left_ == 0) return Unavailable("simulated crash: the process is gone");
   if (ops_left_ > 0) --ops_left_;
   return Status::Ok();
 }
 
 void FaultInjectionFileSystem::FailAfter(int ops) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ops_left_ = ops;
 }
 
 void FaultInjectionFileSystem::Append(FileId id, std::string_view data) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   contents_[id].current += data;
 }
 
 void FaultInjectionFileSystem::Sync(FileId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   contents_[id].synced = contents_[id].current;
 }
 
@@ -84,7 +84,7 @@ Result<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::OpenForAppend(
   RETURN_IF_ERROR(Step());
   std::string p = Normal(path);
   ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> real, real_.OpenForAppend(p, truncate));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(p);
   FileId id;
   if (it == live_.end()) {
@@ -111,7 +111,7 @@ Status FaultInjectionFileSystem::Rename(const std::string& from, const std::stri
   std::string f = Normal(from);
   std::string t = Normal(to);
   if (f == t) return Status::Ok();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(f);
   if (it == live_.end()) return Status::Ok();
   live_[t] = it->second;
@@ -122,7 +122,7 @@ Status FaultInjectionFileSystem::Rename(const std::string& from, const std::stri
 Status FaultInjectionFileSystem::Remove(const std::string& path) {
   RETURN_IF_ERROR(Step());
   RETURN_IF_ERROR(real_.Remove(path));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   live_.erase(Normal(path));
   return Status::Ok();
 }
@@ -136,7 +136,7 @@ Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
   RETURN_IF_ERROR(Step());
   RETURN_IF_ERROR(real_.SyncDir(path));
   std::string dir = Normal(path);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::map<std::string, FileId>& entries = synced_dirs_[dir];
   entries.clear();
   for (const auto& [p, id] : live_) {
@@ -146,7 +146,7 @@ Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
 }
 
 Status FaultInjectionFileSystem::DropUnsyncedData() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [p, id] : live_) RETURN_IF_ERROR(real_.Remove(p));
   live_.clear();
   for (const auto& [dir, entries] : synced_dirs_) {

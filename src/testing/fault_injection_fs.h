@@ -10,11 +10,11 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "core/file_system.h"
+#include "core/mutex.h"
 
 namespace faucet::testing {
 
@@ -61,14 +61,14 @@ class FaultInjectionFileSystem : public FileSystem {
 
   FileSystem& real_;
   const std::string root_;
-  std::mutex mu_;
-  int ops_left_ = -1;                   // guarded by mu_; < 0: no failures
-  FileId next_id_ = 0;                  // guarded by mu_
-  std::map<FileId, Content> contents_;  // guarded by mu_
+  Mutex mu_;
+  int ops_left_ GUARDED_BY(mu_) = -1;  // < 0: no failures
+  FileId next_id_ GUARDED_BY(mu_) = 0;
+  std::map<FileId, Content> contents_ GUARDED_BY(mu_);
   // Normalised path -> file, as the live file system has it.
-  std::map<std::string, FileId> live_;  // guarded by mu_
+  std::map<std::string, FileId> live_ GUARDED_BY(mu_);
   // Directory -> (name -> file) as of its last SyncDir.
-  std::map<std::string, std::map<std::string, FileId>> synced_dirs_;  // guarded by mu_
+  std::map<std::string, std::map<std::string, FileId>> synced_dirs_ GUARDED_BY(mu_);
 };
 
 }  // namespace faucet::testing

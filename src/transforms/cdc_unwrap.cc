@@ -34,7 +34,7 @@ bool OpIn(ChangeOp op, const std::vector<std::string>& ops) {
 
 class CdcUnwrap : public Transform {
  public:
-  CdcUnwrap(std::string marker_field, std::vector<std::string> delete_ops,
+  CdcUnwrap(const std::string& marker_field, std::vector<std::string> delete_ops,
             std::vector<std::string> drop_ops, std::vector<std::string> key)
       : delete_ops_(std::move(delete_ops)),
         drop_ops_(std::move(drop_ops)),

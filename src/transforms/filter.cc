@@ -13,7 +13,7 @@ enum class FilterOp { kEq, kNe, kExists, kIn, kNotIn };
 
 class Filter : public Transform {
  public:
-  Filter(std::string path, FilterOp op, std::vector<std::string> values)
+  Filter(const std::string& path, FilterOp op, std::vector<std::string> values)
       : op_(op), values_(std::move(values)) {
     size_t dot = path.find('.');
     if (dot != std::string::npos &&

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
 #include "transforms/relation_cache.h"
 
 namespace faucet {
@@ -38,11 +39,11 @@ Page Apply(const std::string& yaml, std::vector<Change> changes) {
     if (yaml.find("drop_fields") != std::string::npos) t = MakeDropFields(Spec(yaml));
     if (yaml.find("filter") != std::string::npos) t = MakeFilter(Spec(yaml));
   }
-  EXPECT_TRUE(t.ok()) << t.status().message();
+  EXPECT_OK(t);
   Page page;
   page.changes = std::move(changes);
   page.bookmark = Bookmark{Json{{"n", 1}}};
-  EXPECT_TRUE((*t)->Apply(page).ok());
+  EXPECT_OK((*t)->Apply(page));
   return page;
 }
 

@@ -10,6 +10,7 @@
 #include "sources/postgres/pg_test_support.h"
 #include "sources/postgres/postgres_cdc_source.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -18,12 +19,6 @@ using namespace std::chrono_literals;
 using testing::CollectingSink;
 using testing::LockedStateStore;
 using testing::TestDb;
-
-#define ASSERT_OK(expr)                                     \
-  do {                                                      \
-    const ::faucet::Status _s = (expr);                     \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
 
 class PostgresCdcRuleTest : public testing::CdcTest {
  protected:
@@ -66,7 +61,7 @@ TEST_F(PostgresCdcRuleTest, CrashBeforeFlushAndPersistRedeliversTheRow) {
   CollectingSink sink;
   LockedStateStore state;
   Result<PipelineStats> run = RunPipeline(source, sink, state);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_OK(run);
   EXPECT_EQ(Ids(sink.Changes()), std::vector<std::string>{"1"});
 }
 
@@ -78,14 +73,14 @@ TEST_F(PostgresCdcRuleTest, ResumingFromABookmarkSkipsConsumedChanges) {
   {
     PostgresCdcSource source(config_);
     CollectingSink sink;
-    ASSERT_TRUE(RunPipeline(source, sink, state).ok());
+    ASSERT_OK(RunPipeline(source, sink, state));
     EXPECT_EQ(Ids(sink.Changes()), (std::vector<std::string>{"1", "2", "3"}));
   }
   db_.Exec("INSERT INTO " + table_ + " VALUES (4, 'd')");
   db_.Exec("UPDATE " + table_ + " SET v = 'e' WHERE id = 4");
   PostgresCdcSource source(config_);
   CollectingSink sink;
-  ASSERT_TRUE(RunPipeline(source, sink, state).ok());
+  ASSERT_OK(RunPipeline(source, sink, state));
   std::vector<Change> changes = sink.Changes();
   ASSERT_EQ(changes.size(), 2u);
   EXPECT_EQ(changes[0].op, ChangeOp::kInsert);
@@ -109,7 +104,7 @@ TEST_F(PostgresCdcRuleTest, KeepalivesAndDecodingNeverMoveTheSlotWithoutAPersist
   auto until = std::chrono::steady_clock::now() + 4s;
   while (std::chrono::steady_clock::now() < until) {
     Result<SourceEvent> e = source.Next(100ms);
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_OK(e);
     if (e->kind == SourceEvent::Kind::kPage) changes += e->page.changes.size();
     // Sampled from another connection: the slot stays where it was created.
     ASSERT_EQ(db_.ConfirmedFlush(slot_), created);
@@ -154,7 +149,7 @@ TEST_F(PostgresCdcRuleTest, SlotFollowsThePersistedBookmarkAndIsNeverAheadOfIt) 
   {
     PostgresCdcSource source(config_);
     Result<PipelineStats> run = RunPipeline(source, sink, state);
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_OK(run);
     writer.join();
   }
   std::optional<Lsn> persisted = state.PersistedLsn(key);
@@ -185,7 +180,7 @@ TEST_F(PostgresCdcRuleTest, IdleDatabaseLetsTheSlotAdvance) {
   {
     PostgresCdcSource source(config_);
     Result<PipelineStats> run = RunPipeline(source, sink, state);
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_OK(run);
     EXPECT_GT(run->checkpoints, 0u);
   }
   EXPECT_TRUE(sink.Changes().empty());
@@ -207,7 +202,7 @@ TEST_F(PostgresCdcRuleTest, CycleEndsAfterIdleTimeoutThoughKeepalivesArrive) {
   CollectingSink sink;
   LockedStateStore state;
   const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(RunPipeline(source, sink, state).ok());
+  ASSERT_OK(RunPipeline(source, sink, state));
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_GE(took, 2s);
   EXPECT_LT(took, 5s);
@@ -235,7 +230,7 @@ TEST_F(PostgresCdcRuleTest, LongCycleEndsAtATransactionBoundaryAfterMaxCycleDura
   const auto took = std::chrono::steady_clock::now() - start;
   stop = true;
   writer.join();
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_OK(run);
   EXPECT_GE(took, 1s);
   EXPECT_LT(took, 10s);
   // Every row delivered belongs to a complete transaction: whole hundreds, and the last page

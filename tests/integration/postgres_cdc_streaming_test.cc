@@ -16,6 +16,7 @@
 #include "sources/postgres/pg_test_support.h"
 #include "sources/postgres/postgres_cdc_source.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -60,7 +61,7 @@ TEST_F(PostgresCdcStreamingTest, LargeTransactionArrivesChunkedWithTheBookmarkOn
   PostgresCdcSource source(config_);
   CollectingSink sink;
   Result<PipelineStats> run = Run(source, sink);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_OK(run);
   // At least ours: WAL is server-wide, and a large transaction of a concurrent test streams
   // too (empty for our publication, it yields only a commit).
   EXPECT_GE(source.stats().streamed_transactions, 1u);
@@ -113,7 +114,7 @@ TEST_F(PostgresCdcStreamingTest, AbortedStreamedTransactionsAndRolledBackSavepoi
   PostgresCdcSource source(config_);
   CollectingSink sink;
   Result<PipelineStats> run = Run(source, sink);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_OK(run);
   EXPECT_GE(source.stats().streamed_transactions, 1u);
   std::vector<Change> changes = sink.Changes();
   ASSERT_EQ(changes.size(), 5010u);
@@ -130,7 +131,7 @@ TEST_F(PostgresCdcStreamingTest, SmallTransactionsShareAPage) {
   PostgresCdcSource source(config_);
   CollectingSink sink;
   Result<PipelineStats> run = Run(source, sink);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_OK(run);
   EXPECT_EQ(sink.Changes().size(), 50u);
   size_t pages_with_rows = 0;
   for (const Page& p : sink.pages) {
@@ -157,7 +158,7 @@ TEST_F(PostgresCdcStreamingTest, MillionRowTransactionStreamsInBoundedMemory) {
   CollectingSink sink;
   sink.keep_changes = false;
   Result<PipelineStats> run = Run(source, sink);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_OK(run);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(sink.change_count, 1000000u);

@@ -10,6 +10,7 @@
 #include "sources/postgres/pg_test_support.h"
 #include "sources/postgres/postgres_cdc_source.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -25,7 +26,7 @@ class PostgresCdcTypesTest : public testing::CdcTest {
   std::vector<Change> Read(size_t n) {
     PostgresCdcSource source(config_);
     Status s = source.Open(std::nullopt);
-    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_OK(s);
     if (!s.ok()) return {};
     auto pages = testing::ReadPages(
         source, [&](auto& p) { return testing::CountChanges(p) >= n; }, 15s);
@@ -35,7 +36,6 @@ class PostgresCdcTypesTest : public testing::CdcTest {
     }
     return out;
   }
-
 };
 
 TEST_F(PostgresCdcTypesTest, ValuesArriveExactlyAsPostgresPrintsThem) {

@@ -6,6 +6,7 @@
 #include "sources/postgres/pg_test_support.h"
 #include "sources/postgres/query_source.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -17,7 +18,7 @@ std::vector<Page> ReadAll(PostgresQuerySource& source) {
   std::vector<Page> pages;
   while (true) {
     Result<SourceEvent> e = source.Next(1s);
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_OK(e);
     if (!e.ok() || e->kind == SourceEvent::Kind::kEnd) break;
     if (e->kind == SourceEvent::Kind::kPage) pages.push_back(std::move(e->page));
   }
@@ -32,7 +33,7 @@ TEST(PostgresQuerySource, StreamsRowsInPagesWithoutBookmarks) {
           " SELECT g, g % 3, 'row ' || g, g * 1.5 FROM generate_series(1, 2500) g");
   PostgresQueryConfig config{db.url(), "SELECT id, v, k, n FROM " + t + " ORDER BY id;", 1000};
   PostgresQuerySource source(config);
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   const Relation& rel = *source.relation();
   EXPECT_EQ(rel.name, t);
   EXPECT_EQ(rel.schema, "public");
@@ -69,7 +70,7 @@ TEST(PostgresQuerySource, ValuesKeepTheTextPostgresPrints) {
       "'{\"a\": [1, \"x\\ty\"]}'::jsonb AS j, ARRAY['a b', NULL, 'c\"d'] AS arr, "
       "'NaN'::float8 AS f, interval '1 day 2 hours' AS iv";
   PostgresQuerySource source(PostgresQueryConfig{db.url(), q, 10});
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   std::vector<Page> pages = ReadAll(source);
   ASSERT_EQ(pages.size(), 1u);
   const Row& row = *pages[0].changes[0].after;
@@ -101,7 +102,7 @@ TEST(PostgresQuerySource, BadQueryIsInvalidArgument) {
 TEST(PostgresQuerySource, FactoryReadsTheConfigBlock) {
   config::Block block(YAML::Load("connection_url: postgres://h/d\nquery: SELECT 1\n"),
                       std::make_shared<const std::string>("p.yaml"), "source.config");
-  EXPECT_TRUE(MakePostgresQuerySource(block).ok());
+  EXPECT_OK(MakePostgresQuerySource(block));
   config::Block bad(YAML::Load("connection_url: postgres://h/d\n"),
                     std::make_shared<const std::string>("p.yaml"), "source.config");
   EXPECT_EQ(MakePostgresQuerySource(bad).status().code(), StatusCode::kInvalidArgument);

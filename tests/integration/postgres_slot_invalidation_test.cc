@@ -8,6 +8,7 @@
 #include "sources/postgres/pg_test_support.h"
 #include "sources/postgres/postgres_cdc_source.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -23,7 +24,7 @@ TEST(PostgresSlotInvalidation, InvalidatedSlotNeedsAResync) {
   testing::SlotGuard guard(db.url(), slot);
   PostgresCdcConfig config = testing::TestCdcConfig(db.url(), slot, publication);
   Result<Bookmark> position = PostgresCdcSource(config).CapturePosition();
-  ASSERT_TRUE(position.ok()) << position.status().ToString();
+  ASSERT_OK(position);
 
   db.Exec("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
   db.Exec("SELECT pg_reload_conf()");
@@ -50,7 +51,7 @@ TEST(PostgresSlotInvalidation, InvalidatedSlotNeedsAResync) {
             StatusCode::kFailedPrecondition);
 
   Result<DoctorReport> report = RunDoctor(config);
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   EXPECT_FALSE(report->ok()) << report->ToText();
 }
 

@@ -12,6 +12,7 @@
 #include "sources/postgres/postgres_cdc_source.h"
 #include "sources/postgres/slot.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -31,7 +32,7 @@ class PostgresSlotTest : public testing::CdcTest {
   Bookmark Capture() {
     PostgresCdcSource source(config_);
     Result<Bookmark> p = source.CapturePosition();
-    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_OK(p);
     return p.ok() ? *p : Bookmark{};
   }
 };
@@ -89,13 +90,13 @@ TEST_F(PostgresSlotTest, TlsModeIsAppliedToTheConnection) {
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
   EXPECT_NE(s.message().find("SSL"), std::string::npos) << s.message();
   config_.tls.mode = PostgresTlsMode::kDisable;
-  EXPECT_TRUE(PostgresCdcSource(config_).Open(std::nullopt).ok());
+  EXPECT_OK(PostgresCdcSource(config_).Open(std::nullopt));
 }
 
 TEST_F(PostgresSlotTest, ActiveSlotIsRetriedUntilItsHolderLetsGo) {
   Capture();
   auto holder = std::make_unique<PostgresCdcSource>(config_);
-  ASSERT_TRUE(holder->Open(std::nullopt).ok());
+  ASSERT_OK(holder->Open(std::nullopt));
   {
     // Few retries: gives up with kUnavailable naming the cause.
     PostgresCdcConfig impatient = config_;
@@ -115,7 +116,7 @@ TEST_F(PostgresSlotTest, ActiveSlotIsRetriedUntilItsHolderLetsGo) {
   auto start = std::chrono::steady_clock::now();
   Status s = source.Open(std::nullopt);
   release.join();
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_OK(s);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 700ms);
 }
 
@@ -129,7 +130,7 @@ TEST_F(PostgresSlotTest, SlotAheadOfTheBookmarkNeedsAResync) {
     PipelineOptions options;
     options.state_key = "pgtest::" + slot_;
     Pipeline pipeline(source, {}, sink, state, options);
-    ASSERT_TRUE(pipeline.Run().ok());
+    ASSERT_OK(pipeline.Run());
   }
   auto until = std::chrono::steady_clock::now() + 5s;
   while (db_.ConfirmedFlush(slot_) == *Lsn::Parse(old.value["last_lsn"].get<std::string>()) &&
@@ -145,7 +146,7 @@ TEST_F(PostgresSlotTest, SlotAheadOfTheBookmarkNeedsAResync) {
 
 TEST_F(PostgresSlotTest, RecreatedSlotIsAheadOfAnyEarlierBookmark) {
   const Bookmark old = Capture();
-  ASSERT_TRUE(DropSlot(config_).ok());
+  ASSERT_OK(DropSlot(config_));
   db_.Exec("INSERT INTO " + table_ + " VALUES (1)");  // lost with the slot
   PostgresCdcSource source(config_);
   Status s = source.Open(old);
@@ -162,7 +163,7 @@ TEST_F(PostgresSlotTest, DropSlotRemovesItAndAMissingSlotIsNotFound) {
   Capture();
   ASSERT_TRUE(db_.ConfirmedFlush(slot_).has_value());
   Status s = DropSlot(config_);
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_OK(s);
   EXPECT_FALSE(db_.ConfirmedFlush(slot_).has_value());
   EXPECT_EQ(DropSlot(config_).code(), StatusCode::kNotFound);
 }
@@ -172,7 +173,7 @@ TEST_F(PostgresSlotTest, TemporarySlotLivesOnlyAsLongAsTheSession) {
   db_.Exec("INSERT INTO " + table_ + " VALUES (1)");
   {
     PostgresCdcSource source(config_);
-    ASSERT_TRUE(source.Open(std::nullopt).ok());
+    ASSERT_OK(source.Open(std::nullopt));
     EXPECT_EQ(
         db_.Scalar("SELECT temporary FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'"),
         "t");
@@ -194,7 +195,7 @@ TEST_F(PostgresSlotTest, ProtocolVersionOneStreamsWholeTransactions) {
   Capture();
   db_.Exec("INSERT INTO " + table_ + " SELECT generate_series(1, 3000)");
   PostgresCdcSource source(config_);
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   auto pages = testing::ReadPages(
       source, [](auto& p) { return testing::CountChanges(p) >= 3000; }, 15s);
   EXPECT_EQ(testing::CountChanges(pages), 3000u);
@@ -219,7 +220,7 @@ const DoctorCheck* Find(const DoctorReport& r, const std::string& name) {
 TEST_F(PostgresSlotTest, DoctorReportsAHealthySetup) {
   Capture();
   Result<DoctorReport> r = RunDoctor(config_);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_TRUE(r->ok()) << r->ToText();
   for (const char* name : {"connection", "replication_connection", "server_version", "wal_level",
                            "replication_privilege", "publication", "replica_identity",
@@ -241,7 +242,7 @@ TEST_F(PostgresSlotTest, DoctorWarnsAboutATableWithoutPrimaryKeyAndFailsOnAMissi
   db_.Exec("CREATE TABLE " + bare + " (x int)");
   db_.Exec("ALTER PUBLICATION " + publication_ + " ADD TABLE " + bare);
   Result<DoctorReport> r = RunDoctor(config_);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   const DoctorCheck* ri = Find(*r, "replica_identity");
   ASSERT_NE(ri, nullptr);
   EXPECT_EQ(ri->outcome, DoctorOutcome::kWarn);
@@ -252,7 +253,7 @@ TEST_F(PostgresSlotTest, DoctorWarnsAboutATableWithoutPrimaryKeyAndFailsOnAMissi
 
   config_.publication_name = "no_such_publication";
   r = RunDoctor(config_);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_FALSE(r->ok());
   EXPECT_EQ(Find(*r, "publication")->outcome, DoctorOutcome::kFail);
   EXPECT_EQ(r->ToJson()["ok"], false);
@@ -261,7 +262,7 @@ TEST_F(PostgresSlotTest, DoctorWarnsAboutATableWithoutPrimaryKeyAndFailsOnAMissi
 TEST_F(PostgresSlotTest, DoctorReportsAnUnreachableServerAsAFailedCheck) {
   config_.connection_url = "postgres://faucet:sekret@127.0.0.1:1/faucet";
   Result<DoctorReport> r = RunDoctor(config_);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   ASSERT_EQ(r->checks.size(), 1u);
   EXPECT_EQ(r->checks[0].outcome, DoctorOutcome::kFail);
   EXPECT_EQ(r->ToText().find("sekret"), std::string::npos);

@@ -6,6 +6,7 @@
 #include "sinks/mysql/mysql_sink.h"
 #include "sql_sink_test.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::sqltest {
 namespace {
@@ -14,7 +15,7 @@ class MysqlBackend : public Backend {
  public:
   MysqlBackend() : url_(testing::RequireEnv("FAUCET_TEST_MYSQL_URL")) {
     auto parts = ParseMysqlUrl(url_);
-    EXPECT_TRUE(parts.ok()) << parts.status().ToString();
+    EXPECT_OK(parts);
     conn_ = mysql_init(nullptr);
     mysql_options(conn_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     EXPECT_NE(
@@ -75,14 +76,14 @@ class MysqlBackend : public Backend {
 
 TEST(MysqlSink, UrlIsParsedAndPercentDecoded) {
   auto url = ParseMysqlUrl("mysql://loader:p%40ss%3Aw@db.internal:3307/shop?ssl-mode=REQUIRED");
-  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  ASSERT_OK(url);
   EXPECT_EQ(url->user, "loader");
   EXPECT_EQ(url->password, "p@ss:w");
   EXPECT_EQ(url->host, "db.internal");
   EXPECT_EQ(url->port, 3307);
   EXPECT_EQ(url->database, "shop");
   auto v6 = ParseMysqlUrl("mariadb://u@[::1]/db");
-  ASSERT_TRUE(v6.ok());
+  ASSERT_OK(v6);
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->port, 3306);
   auto bad = ParseMysqlUrl("mysql://u:secret@host:3306");
@@ -101,18 +102,15 @@ TEST(MysqlSink, PostgresTextFormsAreConvertedByColumnType) {
   ASSERT_NE(sink, nullptr);
   RelationPtr rel = Relation(
       {"id", "flag", "bits", "ts", "tstz", "tm", "bin", "bl", "num", "j", "t", "dbl", "d"});
-  ASSERT_TRUE(
-      sink->Write(
-              PageOf({Read(rel, {T("1"), T("t"), T("5"), T("2024-01-01 10:00:00.5+02"),
-                                 T("2024-01-01 00:30:00-01:30"), T("12:00:00+05:30"), T("\\x00ff"),
-                                 T("\\x6869"), T("12345678901234567890.12345678901234567890"),
-                                 T("{\"a\": [1, \"x\"]}"),
-                                 T("tab\there \\ 'q' \"dq\" h\xC3\xA9llo \xF0\x9F\x9A\x80"),
-                                 T("-1.5e3"), T("2024-02-29")}),
-                      Read(rel, {T("2"), T("f"), Null(), T("2024-03-01 00:00:00+00"),
-                                 T("1999-12-31 23:00:00-02"), T("00:00:00"), T("plain"), Null(),
-                                 T("-0.5"), T("null"), T(""), T("0"), Null()})}))
-          .ok());
+  ASSERT_OK(sink->Write(PageOf(
+      {Read(rel, {T("1"), T("t"), T("5"), T("2024-01-01 10:00:00.5+02"),
+                  T("2024-01-01 00:30:00-01:30"), T("12:00:00+05:30"), T("\\x00ff"), T("\\x6869"),
+                  T("12345678901234567890.12345678901234567890"), T("{\"a\": [1, \"x\"]}"),
+                  T("tab\there \\ 'q' \"dq\" h\xC3\xA9llo \xF0\x9F\x9A\x80"), T("-1.5e3"),
+                  T("2024-02-29")}),
+       Read(rel,
+            {T("2"), T("f"), Null(), T("2024-03-01 00:00:00+00"), T("1999-12-31 23:00:00-02"),
+             T("00:00:00"), T("plain"), Null(), T("-0.5"), T("null"), T(""), T("0"), Null()})})));
   Rows rows = b.Query(
       "SELECT flag, bits + 0, ts, tstz, tm, HEX(bin), HEX(bl), num, j, t, dbl, d"
       " FROM " +
@@ -139,8 +137,8 @@ TEST(MysqlSink, CommitTokenScopesAreCaseSensitive) {
   const std::string scope = testing::UniqueName("Pipe");
   std::string lower = scope;
   for (char& c : lower) c = static_cast<char>(std::tolower(c));
-  ASSERT_TRUE(sink->WriteIdempotent(Page{}, scope, "00000000000000000001").ok());
-  ASSERT_TRUE(sink->WriteIdempotent(Page{}, lower, "00000000000000000002").ok());
+  ASSERT_OK(sink->WriteIdempotent(Page{}, scope, "00000000000000000001"));
+  ASSERT_OK(sink->WriteIdempotent(Page{}, lower, "00000000000000000002"));
   EXPECT_EQ(sink->CommittedToken(scope)->value_or(""), "00000000000000000001");
   EXPECT_EQ(sink->CommittedToken(lower)->value_or(""), "00000000000000000002");
 }
@@ -148,7 +146,7 @@ TEST(MysqlSink, CommitTokenScopesAreCaseSensitive) {
 TEST(MysqlSink, ConnectionFailureIsUnavailableWithThePasswordRedacted) {
   auto sink = MakeMysqlSink(
       Yaml("{connection_url: 'mysql://faucet:s3cret@127.0.0.1:1/faucet', table_name: t}"));
-  ASSERT_TRUE(sink.ok());
+  ASSERT_OK(sink);
   Status st = (*sink)->Open(false);
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
   EXPECT_EQ(st.message().find("s3cret"), std::string::npos) << st.message();

@@ -6,6 +6,7 @@
 #include "sinks/postgres/postgres_sink.h"
 #include "sql_sink_test.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::sqltest {
 namespace {
@@ -123,14 +124,14 @@ TEST(PostgresSink, EveryTypeRoundTripsAsItsText) {
   auto append = OpenSink(pg, app, ", column_mapping: auto_map");
   ASSERT_NE(upsert, nullptr);
   ASSERT_NE(append, nullptr);
-  ASSERT_TRUE(upsert->Write(page).ok());
-  ASSERT_TRUE(append->Write(page).ok());
+  ASSERT_OK(upsert->Write(page));
+  ASSERT_OK(append->Write(page));
 
   Rows expected = pg.Query("SELECT t::text FROM " + src + " t ORDER BY id");
   EXPECT_EQ(pg.Query("SELECT t::text FROM " + up + " t ORDER BY id"), expected);
   EXPECT_EQ(pg.Query("SELECT t::text FROM " + app + " t ORDER BY id"), expected);
   // Rewriting the same rows (the upsert's update path) changes nothing.
-  ASSERT_TRUE(upsert->Write(page).ok());
+  ASSERT_OK(upsert->Write(page));
   EXPECT_EQ(pg.Query("SELECT t::text FROM " + up + " t ORDER BY id"), expected);
 }
 
@@ -141,8 +142,7 @@ TEST(PostgresSink, DefaultMappingWritesTheWholeRowAsJsonb) {
   auto sink = OpenSink(pg, table, "");
   ASSERT_NE(sink, nullptr);
   RelationPtr rel = Relation({"id", "name"});
-  ASSERT_TRUE(
-      sink->Write(PageOf({Insert(rel, {T("1"), T("a")}), Read(rel, {T("2"), T("b")})})).ok());
+  ASSERT_OK(sink->Write(PageOf({Insert(rel, {T("1"), T("a")}), Read(rel, {T("2"), T("b")})})));
   Rows rows = pg.Query("SELECT data->>'op', data->'after'->>'name', data->>'name' FROM " + table +
                        " ORDER BY seq");
   ASSERT_EQ(rows.size(), 2u);
@@ -165,7 +165,7 @@ TEST(PostgresSink, DomainCheckViolationIsIsolatedToItsRow) {
   ASSERT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("key (id)=(2)"), std::string::npos) << st.message();
   std::vector<Sink::RejectedRow> rejected;
-  ASSERT_TRUE(sink->WriteIsolating(page, &rejected).ok());
+  ASSERT_OK(sink->WriteIsolating(page, &rejected));
   ASSERT_EQ(rejected.size(), 2u);
   EXPECT_EQ(rejected[1].index, 2u);
   EXPECT_NE(rejected[1].error.message().find("column n"), std::string::npos)
@@ -193,20 +193,19 @@ TEST(PostgresSink, KeyedPageInOneStatementKeepsValuesAndCopySemantics) {
                       Insert(rel, {T("2"), T(""), T(""), T(""), T("{}")}),
                       Insert(rel, {T("3"), T("NULL"), Null(), Null(), Null()}),
                       Delete(rel, {T("9"), Null(), Null(), Null(), Null()})});
-  ASSERT_TRUE(sink->Write(page).ok());
+  ASSERT_OK(sink->Write(page));
   EXPECT_EQ(pg.Query("SELECT t, v, d, a::text FROM " + u + " ORDER BY id"),
             (Rows{{std::string(tricky), "ab", "cd", "{1,NULL,3}"},
                   {"", "", "", "{}"},
                   {"NULL", std::nullopt, std::nullopt, std::nullopt}}));
 
   std::vector<Sink::RejectedRow> rejected;
-  ASSERT_TRUE(sink->WriteIsolating(
-                      PageOf({Update(rel, {T("1"), T("x"), T("toolong"), T("ok"), Null()}),
-                              Update(rel, {T("2"), T("y"), T("ok"), T("toolong"), Null()}),
-                              Update(rel, {T("3"), T("z"), T("ok"), T("ok"), Null()}),
-                              Delete(rel, {T("4"), Null(), Null(), Null(), Null()})}),
-                      &rejected)
-                  .ok());
+  ASSERT_OK(
+      sink->WriteIsolating(PageOf({Update(rel, {T("1"), T("x"), T("toolong"), T("ok"), Null()}),
+                                   Update(rel, {T("2"), T("y"), T("ok"), T("toolong"), Null()}),
+                                   Update(rel, {T("3"), T("z"), T("ok"), T("ok"), Null()}),
+                                   Delete(rel, {T("4"), Null(), Null(), Null(), Null()})}),
+                           &rejected));
   ASSERT_EQ(rejected.size(), 2u);
   EXPECT_EQ(rejected[0].index, 0u);
   EXPECT_EQ(rejected[1].index, 1u);
@@ -230,13 +229,12 @@ TEST(PostgresSink, TargetColumnsNamedLikeTheStagingBookkeepingWork) {
   ASSERT_NE(sink, nullptr);
   RelationPtr rel = Relation({"id", "pos", "grp", "s", "t", "c0"});
   std::vector<Sink::RejectedRow> rejected;
-  ASSERT_TRUE(
+  ASSERT_OK(
       sink->WriteIsolating(PageOf({Insert(rel, {T("1"), T("1"), T("a"), T("b"), T("c"), T("d")}),
                                    Insert(rel, {T("2"), T("-2"), T("a"), T("b"), T("c"), T("d")}),
                                    Insert(rel, {T("3"), T("3"), T("a"), T("b"), T("c"), T("d")}),
                                    Delete(rel, {T("9"), Null(), Null(), Null(), Null(), Null()})}),
-                           &rejected)
-          .ok());
+                           &rejected));
   ASSERT_EQ(rejected.size(), 1u);
   EXPECT_EQ(rejected[0].index, 1u);
   EXPECT_EQ(pg.Query("SELECT string_agg(id::text, ',' ORDER BY id) FROM " + table)[0][0], "1,3");
@@ -260,15 +258,14 @@ class PostgresBulkLoad : public ::testing::Test {
   // load fails naming it, and nothing of it remains.
   void ExpectSecondPageRefused(const Page& second, const std::string& column) {
     Open();
-    ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
-                                    Read(rel, {T("2"), T("b"), Null(), T("2")})}))
-                    .ok());
+    ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
+                                  Read(rel, {T("2"), T("b"), Null(), T("2")})})));
     Status st = sink->Write(second);
     if (st.ok()) st = sink->Flush();
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
     EXPECT_NE(st.message().find("bulk load, row 4"), std::string::npos) << st.message();
     EXPECT_NE(st.message().find(column), std::string::npos) << st.message();
-    ASSERT_TRUE(sink->Finish(false).ok());
+    ASSERT_OK(sink->Finish(false));
     EXPECT_EQ(Dump(pg, table), "");
   }
 
@@ -286,21 +283,21 @@ TEST_F(PostgresBulkLoad, IsOneTransactionCommittedAtFlush) {
       std::string id = std::to_string(p * 2 + i);
       changes.push_back(Read(rel, {T(id.c_str()), T("n"), Null(), T(id.c_str())}));
     }
-    ASSERT_TRUE(sink->Write(PageOf(std::move(changes))).ok());
+    ASSERT_OK(sink->Write(PageOf(std::move(changes))));
   }
   EXPECT_EQ(Dump(pg, table), "");  // not committed yet
-  ASSERT_TRUE(sink->Flush().ok());
+  ASSERT_OK(sink->Flush());
   EXPECT_EQ(Dump(pg, table), "1|n|NULL|1;2|n|NULL|2;3|n|NULL|3;4|n|NULL|4;5|n|NULL|5;6|n|NULL|6");
   // After the load, pages are upserts again, each in its own transaction.
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("m"), Null(), T("9")})})).ok());
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("m"), Null(), T("9")})})));
   EXPECT_EQ(pg.Query("SELECT name FROM " + table + " WHERE id = 1")[0][0], "m");
-  ASSERT_TRUE(sink->Finish(true).ok());
+  ASSERT_OK(sink->Finish(true));
 }
 
 TEST_F(PostgresBulkLoad, AbandonedByAFailedRunLeavesNothing) {
   Open();
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")})})).ok());
-  ASSERT_TRUE(sink->Finish(false).ok());
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")})})));
+  ASSERT_OK(sink->Finish(false));
   EXPECT_EQ(Dump(pg, table), "");
 }
 
@@ -309,43 +306,41 @@ TEST_F(PostgresBulkLoad, AbandonedByAFailedRunLeavesNothing) {
 TEST_F(PostgresBulkLoad, IntoATableWithRowsUpserts) {
   pg.Exec("INSERT INTO " + table + " VALUES (1, 'old', NULL, 0)");
   Open();
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("new"), Null(), T("1")}),
-                                  Read(rel, {T("2"), T("b"), Null(), T("2")})}))
-                  .ok());
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("new"), Null(), T("1")}),
+                                Read(rel, {T("2"), T("b"), Null(), T("2")})})));
   EXPECT_EQ(Dump(pg, table), "1|new|NULL|1;2|b|NULL|2");  // committed by the Write
-  ASSERT_TRUE(sink->Flush().ok());
+  ASSERT_OK(sink->Flush());
 }
 
 // A key repeated across pages, or a value the column refuses, fails the whole load (no row
 // is isolated: the caller redoes the load page by page); the error places the row in the load.
 TEST_F(PostgresBulkLoad, ARepeatedKeyFailsTheWholeLoad) {
-  ExpectSecondPageRefused(
-      PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}), Read(rel, {T("2"), T("x"), Null(), T("2")})}),
-      "");
+  ExpectSecondPageRefused(PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+                                  Read(rel, {T("2"), T("x"), Null(), T("2")})}),
+                          "");
 }
 
 TEST_F(PostgresBulkLoad, ARefusedValueFailsTheWholeLoad) {
-  ExpectSecondPageRefused(
-      PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}), Read(rel, {T("4"), T("d"), Null(), T("four")})}),
-      "column qty");
+  ExpectSecondPageRefused(PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+                                  Read(rel, {T("4"), T("d"), Null(), T("four")})}),
+                          "column qty");
 }
 
 // A page that deletes is not part of a load: what the load holds is committed and the page is
 // written the usual way.
 TEST_F(PostgresBulkLoad, EndsAtAPageThatDeletes) {
   Open();
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
-                                  Read(rel, {T("2"), T("b"), Null(), T("2")})}))
-                  .ok());
-  ASSERT_TRUE(sink->Write(PageOf({Delete(rel, {T("1"), Null(), Null(), Null()})})).ok());
+  ASSERT_OK(sink->Write(PageOf(
+      {Read(rel, {T("1"), T("a"), Null(), T("1")}), Read(rel, {T("2"), T("b"), Null(), T("2")})})));
+  ASSERT_OK(sink->Write(PageOf({Delete(rel, {T("1"), Null(), Null(), Null()})})));
   EXPECT_EQ(Dump(pg, table), "2|b|NULL|2");
-  ASSERT_TRUE(sink->Flush().ok());
+  ASSERT_OK(sink->Flush());
 }
 
 TEST(PostgresSink, ConnectionFailureIsUnavailableWithThePasswordRedacted) {
   auto sink = MakePostgresSink(
       Yaml("{connection_url: 'postgres://faucet:s3cret@127.0.0.1:1/faucet', table_name: t}"));
-  ASSERT_TRUE(sink.ok());
+  ASSERT_OK(sink);
   Status st = (*sink)->Open(false);
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
   EXPECT_EQ(st.message().find("s3cret"), std::string::npos) << st.message();
@@ -358,7 +353,7 @@ TEST(PostgresSink, ReconnectsAfterItsSessionIsTerminated) {
   auto sink = OpenSink(pg, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
   ASSERT_NE(sink, nullptr);
   RelationPtr rel = Relation({"id", "name", "doc", "qty"});
-  ASSERT_TRUE(sink->Write(PageOf({Insert(rel, {T("1"), T("a"), T("x"), T("1")})})).ok());
+  ASSERT_OK(sink->Write(PageOf({Insert(rel, {T("1"), T("a"), T("x"), T("1")})})));
   pg.Exec(
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
       " AND query LIKE '%" +
@@ -369,7 +364,7 @@ TEST(PostgresSink, ReconnectsAfterItsSessionIsTerminated) {
     EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
     st = sink->Write(next);  // what the pipeline's retry does
   }
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   EXPECT_EQ(Dump(pg, table), "1|a|x|1;2|b|y|2");
 }
 

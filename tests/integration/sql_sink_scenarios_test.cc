@@ -4,6 +4,7 @@
 #include "config/document.h"
 #include "sql_sink_test.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 #include "transforms/transforms.h"
 
 namespace faucet::sqltest {
@@ -33,18 +34,16 @@ class SqlSinkScenario : public ::testing::TestWithParam<BackendFactory> {
 TEST_P(SqlSinkScenario, UpsertRoundTrip) {
   auto sink = OpenSink(*b_, table_, kUpsert);
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
-                                  Insert(rel_, {T("2"), T("b"), T("y"), T("2")})}))
-                  .ok());
-  ASSERT_TRUE(sink->Flush().ok());
+  ASSERT_OK(sink->Write(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                Insert(rel_, {T("2"), T("b"), T("y"), T("2")})})));
+  ASSERT_OK(sink->Flush());
   EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;2|b|y|2");
 
-  ASSERT_TRUE(sink->Write(PageOf({Update(rel_, {T("1"), T("a2"), T("x"), T("10")}),
-                                  Read(rel_, {T("3"), T("c"), Null(), T("3")})}))
-                  .ok());
+  ASSERT_OK(sink->Write(PageOf({Update(rel_, {T("1"), T("a2"), T("x"), T("10")}),
+                                Read(rel_, {T("3"), T("c"), Null(), T("3")})})));
   EXPECT_EQ(Dump(*b_, table_), "1|a2|x|10;2|b|y|2;3|c|NULL|3");
 
-  ASSERT_TRUE(sink->Write(PageOf({Delete(rel_, {T("2"), Null(), Null(), Null()})})).ok());
+  ASSERT_OK(sink->Write(PageOf({Delete(rel_, {T("2"), Null(), Null(), Null()})})));
   EXPECT_EQ(Dump(*b_, table_), "1|a2|x|10;3|c|NULL|3");
 }
 
@@ -59,15 +58,15 @@ TEST_P(SqlSinkScenario, AHundredThousandRowPageUpsertsWhole) {
     page.changes.reserve(kRows);
     for (int i = 0; i < kRows; ++i) {
       std::string id = std::to_string(i);
-      page.changes.push_back(Update(rel_, {Cell::Value(id), Cell::Value(name),
-                                           Cell::Value("doc " + id), Cell::Value(id)}));
+      page.changes.push_back(Update(
+          rel_, {Cell::Value(id), Cell::Value(name), Cell::Value("doc " + id), Cell::Value(id)}));
     }
     return page;
   };
   auto sink = OpenSink(*b_, table_, kUpsert);
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(make_page("first")).ok());
-  ASSERT_TRUE(sink->Write(make_page("second")).ok());
+  ASSERT_OK(sink->Write(make_page("first")));
+  ASSERT_OK(sink->Write(make_page("second")));
   EXPECT_EQ(b_->Query("SELECT COUNT(*), SUM(qty) FROM " + b_->Quote(table_) +
                       " WHERE name = 'second'")[0],
             (std::vector<std::optional<std::string>>{std::to_string(kRows), "4999950000"}));
@@ -77,9 +76,8 @@ TEST_P(SqlSinkScenario, UnchangedToastKeepsTheDestinationValue) {
   Fill("(1, 'a', 'doc one', 1), (2, 'b', 'doc two', 2)");
   auto sink = OpenSink(*b_, table_, kUpsert);
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(PageOf({Update(rel_, {T("1"), T("a2"), T("new doc"), T("1")}),
-                                  Update(rel_, {T("2"), T("b2"), Toast(), T("20")})}))
-                  .ok());
+  ASSERT_OK(sink->Write(PageOf({Update(rel_, {T("1"), T("a2"), T("new doc"), T("1")}),
+                                Update(rel_, {T("2"), T("b2"), Toast(), T("20")})})));
   EXPECT_EQ(Dump(*b_, table_), "1|a2|new doc|1;2|b2|doc two|20");
 }
 
@@ -87,9 +85,8 @@ TEST_P(SqlSinkScenario, KeyChangingUpdateRemovesTheOldRow) {
   Fill("(1, 'a', 'x', 1)");
   auto sink = OpenSink(*b_, table_, kUpsert);
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(PageOf({Update(rel_, {T("5"), T("a"), T("x"), T("1")},
-                                         Row{T("1"), Null(), Null(), Null()})}))
-                  .ok());
+  ASSERT_OK(sink->Write(PageOf(
+      {Update(rel_, {T("5"), T("a"), T("x"), T("1")}, Row{T("1"), Null(), Null(), Null()})})));
   EXPECT_EQ(Dump(*b_, table_), "5|a|x|1");
 }
 
@@ -98,16 +95,16 @@ TEST_P(SqlSinkScenario, KeyChangeThroughCdcUnwrapRemovesTheOldRow) {
   Fill("(1, 'a', 'x', 1), (2, 'b', 'y', 2)");
   config::ConnectorSpec spec{"cdc_unwrap", Yaml("{}"), Yaml("{type: cdc_unwrap}")};
   auto unwrap = MakeCdcUnwrap(spec);
-  ASSERT_TRUE(unwrap.ok()) << unwrap.status().ToString();
+  ASSERT_OK(unwrap);
   Page page =
       PageOf({Update(rel_, {T("7"), T("a"), T("x"), T("1")}, Row{T("1"), T("a"), T("x"), T("1")}),
               Delete(rel_, {T("2"), Null(), Null(), Null()})});
-  ASSERT_TRUE((*unwrap)->Apply(page).ok());
+  ASSERT_OK((*unwrap)->Apply(page));
   ASSERT_EQ(page.changes.size(), 3u);
   auto sink =
       OpenSink(*b_, table_, std::string(kUpsert) + ", delete_marker: {field: __op, values: [d]}");
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(page).ok());
+  ASSERT_OK(sink->Write(page));
   EXPECT_EQ(Dump(*b_, table_), "7|a|x|1");
 }
 
@@ -117,24 +114,23 @@ TEST_P(SqlSinkScenario, ChangesToOneKeyInAPageApplyInOrder) {
   ASSERT_NE(sink, nullptr);
   Row del10{T("10"), Null(), Null(), Null()};
   Row del11{T("11"), Null(), Null(), Null()};
-  ASSERT_TRUE(sink->Write(PageOf({
-                              // insert, delete, insert: present with the last values
-                              Insert(rel_, {T("10"), T("a"), T("x"), T("1")}),
-                              Delete(rel_, del10),
-                              Insert(rel_, {T("10"), T("b"), T("y"), T("2")}),
-                              // insert, delete: absent (also the row that was there)
-                              Insert(rel_, {T("11"), T("a"), T("x"), T("1")}),
-                              Delete(rel_, del11),
-                              // update after insert: the updated values
-                              Insert(rel_, {T("12"), T("a"), T("x"), T("1")}),
-                              Update(rel_, {T("12"), T("a2"), T("x2"), T("5")}),
-                              // unchanged TOAST takes the earlier change's value
-                              Insert(rel_, {T("13"), T("a"), T("big"), T("1")}),
-                              Update(rel_, {T("13"), T("a3"), Toast(), T("3")}),
-                              // ... or keeps the destination's
-                              Update(rel_, {T("20"), T("p2"), Toast(), T("9")}),
-                          }))
-                  .ok());
+  ASSERT_OK(sink->Write(PageOf({
+      // insert, delete, insert: present with the last values
+      Insert(rel_, {T("10"), T("a"), T("x"), T("1")}),
+      Delete(rel_, del10),
+      Insert(rel_, {T("10"), T("b"), T("y"), T("2")}),
+      // insert, delete: absent (also the row that was there)
+      Insert(rel_, {T("11"), T("a"), T("x"), T("1")}),
+      Delete(rel_, del11),
+      // update after insert: the updated values
+      Insert(rel_, {T("12"), T("a"), T("x"), T("1")}),
+      Update(rel_, {T("12"), T("a2"), T("x2"), T("5")}),
+      // unchanged TOAST takes the earlier change's value
+      Insert(rel_, {T("13"), T("a"), T("big"), T("1")}),
+      Update(rel_, {T("13"), T("a3"), Toast(), T("3")}),
+      // ... or keeps the destination's
+      Update(rel_, {T("20"), T("p2"), Toast(), T("9")}),
+  })));
   EXPECT_EQ(Dump(*b_, table_), "10|b|y|2;12|a2|x2|5;13|a3|big|3;20|p2|predoc|9");
 }
 
@@ -146,10 +142,9 @@ TEST_P(SqlSinkScenario, CompositeKeysUpsertAndDelete) {
   auto sink = OpenSink(*b_, pairs, ", column_mapping: auto_map, write_mode: upsert, key: [a, b]");
   ASSERT_NE(sink, nullptr);
   RelationPtr rel = Relation({"a", "b", "v"});
-  ASSERT_TRUE(sink->Write(PageOf({Update(rel, {T("1"), T("x"), T("new")}),
-                                  Delete(rel, {T("1"), T("y"), Null()}),
-                                  Insert(rel, {T("2"), T("x"), T("two")})}))
-                  .ok());
+  ASSERT_OK(sink->Write(
+      PageOf({Update(rel, {T("1"), T("x"), T("new")}), Delete(rel, {T("1"), T("y"), Null()}),
+              Insert(rel, {T("2"), T("x"), T("two")})})));
   Rows rows = b_->Query("SELECT a, b, v FROM " + b_->Quote(pairs) + " ORDER BY a, b");
   EXPECT_EQ(rows, (Rows{{"1", "x", "new"}, {"2", "x", "two"}}));
 }
@@ -174,11 +169,10 @@ TEST_P(SqlSinkScenario, WriteIsolatingLeavesOutRowsWithoutKey) {
   auto sink = OpenSink(*b_, table_, kUpsert);
   ASSERT_NE(sink, nullptr);
   std::vector<Sink::RejectedRow> rejected;
-  ASSERT_TRUE(sink->WriteIsolating(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
-                                           Insert(rel_, {Null(), T("b"), T("y"), T("2")}),
-                                           Insert(rel_, {T("3"), T("c"), T("z"), T("3")})}),
-                                   &rejected)
-                  .ok());
+  ASSERT_OK(sink->WriteIsolating(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                         Insert(rel_, {Null(), T("b"), T("y"), T("2")}),
+                                         Insert(rel_, {T("3"), T("c"), T("z"), T("3")})}),
+                                 &rejected));
   ASSERT_EQ(rejected.size(), 1u);
   EXPECT_EQ(rejected[0].index, 1u);
   EXPECT_NE(rejected[0].error.message().find("column id"), std::string::npos);
@@ -203,14 +197,13 @@ TEST_P(SqlSinkScenario, WriteIsolatingLeavesOutBadValuesAndWritesTheRest) {
   auto sink = OpenSink(*b_, table_, kUpsert);
   ASSERT_NE(sink, nullptr);
   std::vector<Sink::RejectedRow> rejected;
-  ASSERT_TRUE(sink->WriteIsolating(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
-                                           Insert(rel_, {T("2"), T("b"), T("y"), T("lots")}),
-                                           Insert(rel_, {T("3"), T("c"), T("z"), T("3")}),
-                                           Update(rel_, {T("4"), T("d"), T("w"), T("x4")}),
-                                           Insert(rel_, {T("5"), T("e"), T("v"), T("5")}),
-                                           Delete(rel_, {T("9"), Null(), Null(), Null()})}),
-                                   &rejected)
-                  .ok());
+  ASSERT_OK(sink->WriteIsolating(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                         Insert(rel_, {T("2"), T("b"), T("y"), T("lots")}),
+                                         Insert(rel_, {T("3"), T("c"), T("z"), T("3")}),
+                                         Update(rel_, {T("4"), T("d"), T("w"), T("x4")}),
+                                         Insert(rel_, {T("5"), T("e"), T("v"), T("5")}),
+                                         Delete(rel_, {T("9"), Null(), Null(), Null()})}),
+                                 &rejected));
   ASSERT_EQ(rejected.size(), 2u);
   EXPECT_EQ(rejected[0].index, 1u);
   EXPECT_EQ(rejected[1].index, 3u);
@@ -225,10 +218,9 @@ TEST_P(SqlSinkScenario, AppendWritesEveryRowAndIsolatesBadValues) {
   auto sink = OpenSink(*b_, table_, ", column_mapping: auto_map");
   ASSERT_NE(sink, nullptr);
   RelationPtr unwrapped = Relation({"id", "name", "doc", "qty", "__op", "extra"});
-  ASSERT_TRUE(
+  ASSERT_OK(
       sink->Write(PageOf({Read(unwrapped, {T("1"), T("a"), T("x"), T("1"), T("u"), T("e")}),
-                          Read(unwrapped, {T("2"), T("b"), Toast(), T("2"), T("u"), T("e")})}))
-          .ok());
+                          Read(unwrapped, {T("2"), T("b"), Toast(), T("2"), T("u"), T("e")})})));
   EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;2|b|NULL|2");
 
   Status st = sink->Write(PageOf({Insert(rel_, {T("3"), T("c"), T("z"), T("3")}),
@@ -238,12 +230,11 @@ TEST_P(SqlSinkScenario, AppendWritesEveryRowAndIsolatesBadValues) {
   EXPECT_EQ(Dump(*b_, table_), "1|a|x|1;2|b|NULL|2");
 
   std::vector<Sink::RejectedRow> rejected;
-  ASSERT_TRUE(sink->WriteIsolating(PageOf({Insert(rel_, {T("3"), T("c"), T("z"), T("3")}),
-                                           Insert(rel_, {T("4"), T("d"), T("w"), T("four")}),
-                                           Insert(rel_, {T("1"), T("dup"), T("w"), T("1")}),
-                                           Insert(rel_, {T("5"), T("e"), T("v"), T("5")})}),
-                                   &rejected)
-                  .ok());
+  ASSERT_OK(sink->WriteIsolating(PageOf({Insert(rel_, {T("3"), T("c"), T("z"), T("3")}),
+                                         Insert(rel_, {T("4"), T("d"), T("w"), T("four")}),
+                                         Insert(rel_, {T("1"), T("dup"), T("w"), T("1")}),
+                                         Insert(rel_, {T("5"), T("e"), T("v"), T("5")})}),
+                                 &rejected));
   ASSERT_EQ(rejected.size(), 2u);
   EXPECT_EQ(rejected[0].index, 1u);
   EXPECT_EQ(rejected[1].index, 2u);  // a duplicate key is the row's fault in append mode
@@ -254,9 +245,8 @@ TEST_P(SqlSinkScenario, DeleteModeDeletesTheRowsKeys) {
   Fill("(1, 'a', 'x', 1), (2, 'b', 'y', 2), (3, 'c', 'z', 3)");
   auto sink = OpenSink(*b_, table_, ", column_mapping: auto_map, write_mode: delete, key: [id]");
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel_, {T("1"), T("a"), T("x"), T("1")}),
-                                  Read(rel_, {T("3"), Null(), Null(), Null()})}))
-                  .ok());
+  ASSERT_OK(sink->Write(PageOf({Read(rel_, {T("1"), T("a"), T("x"), T("1")}),
+                                Read(rel_, {T("3"), Null(), Null(), Null()})})));
   EXPECT_EQ(Dump(*b_, table_), "2|b|y|2");
 }
 
@@ -264,12 +254,11 @@ TEST_P(SqlSinkScenario, OverwriteSwapsInTheNewTableOnACompletedRun) {
   Fill("(1, 'old', 'old', 1)");
   auto sink = OpenSink(*b_, table_, ", column_mapping: auto_map, write_mode: overwrite");
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel_, {T("5"), T("new"), T("x"), T("5")}),
-                                  Read(rel_, {T("6"), T("new"), T("y"), T("6")})}))
-                  .ok());
-  ASSERT_TRUE(sink->Flush().ok());
+  ASSERT_OK(sink->Write(PageOf({Read(rel_, {T("5"), T("new"), T("x"), T("5")}),
+                                Read(rel_, {T("6"), T("new"), T("y"), T("6")})})));
+  ASSERT_OK(sink->Flush());
   EXPECT_EQ(Dump(*b_, table_), "1|old|old|1");  // readers see the old table until the swap
-  ASSERT_TRUE(sink->Finish(true).ok());
+  ASSERT_OK(sink->Finish(true));
   EXPECT_EQ(Dump(*b_, table_), "5|new|x|5;6|new|y|6");
   // The new table kept the primary key (a duplicate is refused).
   auto again = OpenSink(*b_, table_, ", column_mapping: auto_map");
@@ -281,21 +270,21 @@ TEST_P(SqlSinkScenario, OverwriteLeavesTheOldTableOnAFailedRun) {
   Fill("(1, 'old', 'old', 1)");
   auto sink = OpenSink(*b_, table_, ", column_mapping: auto_map, write_mode: overwrite");
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel_, {T("5"), T("new"), T("x"), T("5")})})).ok());
-  ASSERT_TRUE(sink->Finish(false).ok());
+  ASSERT_OK(sink->Write(PageOf({Read(rel_, {T("5"), T("new"), T("x"), T("5")})})));
+  ASSERT_OK(sink->Finish(false));
   EXPECT_EQ(Dump(*b_, table_), "1|old|old|1");
   // The new table is gone: a second overwrite run starts from scratch.
   auto second = OpenSink(*b_, table_, ", column_mapping: auto_map, write_mode: overwrite");
   ASSERT_NE(second, nullptr);
-  ASSERT_TRUE(second->Write(PageOf({Read(rel_, {T("7"), T("newer"), T("x"), T("7")})})).ok());
-  ASSERT_TRUE(second->Finish(true).ok());
+  ASSERT_OK(second->Write(PageOf({Read(rel_, {T("7"), T("newer"), T("x"), T("7")})})));
+  ASSERT_OK(second->Finish(true));
   EXPECT_EQ(Dump(*b_, table_), "7|newer|x|7");
 }
 
 TEST_P(SqlSinkScenario, OverwriteRefusesToResumeFromABookmark) {
   auto sink = b_->MakeSink(
       Yaml("{" + b_->Locate(table_) + ", column_mapping: auto_map, write_mode: overwrite}"));
-  ASSERT_TRUE(sink.ok());
+  ASSERT_OK(sink);
   EXPECT_EQ((*sink)->Open(/*resuming=*/true).code(), StatusCode::kFailedPrecondition);
 }
 
@@ -304,15 +293,14 @@ TEST_P(SqlSinkScenario, CommitTokenIsStoredWithTheRowsAtomically) {
   ASSERT_NE(sink, nullptr);
   const std::string scope = testing::UniqueName("pipe") + "::row-0";
   auto none = sink->CommittedToken(scope);
-  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ASSERT_OK(none);
   EXPECT_FALSE(none->has_value());
 
   const std::string t1 = "00000000000000000001#{\"last_lsn\":\"0/16B3748\"}";
-  ASSERT_TRUE(
-      sink->WriteIdempotent(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")})}), scope, t1)
-          .ok());
+  ASSERT_OK(
+      sink->WriteIdempotent(PageOf({Insert(rel_, {T("1"), T("a"), T("x"), T("1")})}), scope, t1));
   auto got = sink->CommittedToken(scope);
-  ASSERT_TRUE(got.ok());
+  ASSERT_OK(got);
   EXPECT_EQ(got->value_or(""), t1);
 
   // A page that fails commits neither its rows nor its token.
@@ -321,22 +309,22 @@ TEST_P(SqlSinkScenario, CommitTokenIsStoredWithTheRowsAtomically) {
                                     scope, "00000000000000000002#{\"last_lsn\":\"0/16B3800\"}");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   got = sink->CommittedToken(scope);
-  ASSERT_TRUE(got.ok());
+  ASSERT_OK(got);
   EXPECT_EQ(got->value_or(""), t1);
   EXPECT_EQ(Dump(*b_, table_), "1|a|x|1");
 
   // A page with no rows still commits its token (an idle source's bookmark).
   const std::string t3 = "00000000000000000003#{\"last_lsn\":\"0/16B3900\"}";
-  ASSERT_TRUE(sink->WriteIdempotent(Page{}, scope, t3).ok());
+  ASSERT_OK(sink->WriteIdempotent(Page{}, scope, t3));
   got = sink->CommittedToken(scope);
-  ASSERT_TRUE(got.ok());
+  ASSERT_OK(got);
   EXPECT_EQ(got->value_or(""), t3);
 
   // A scope longer than any key column round-trips too.
   const std::string long_scope = scope + std::string(300, 'x');
-  ASSERT_TRUE(sink->WriteIdempotent(Page{}, long_scope, t1).ok());
+  ASSERT_OK(sink->WriteIdempotent(Page{}, long_scope, t1));
   got = sink->CommittedToken(long_scope);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(got->value_or(""), t1);
 }
 
@@ -344,20 +332,20 @@ TEST_P(SqlSinkScenario, CommitTokenIsStoredWithTheRowsAtomically) {
 TEST_P(SqlSinkScenario, CommittedTokenIsReadableBeforeOpen) {
   const std::string scope = testing::UniqueName("early") + "::row-0";
   auto fresh = b_->MakeSink(Yaml("{" + b_->Locate(table_) + kUpsert + "}"));
-  ASSERT_TRUE(fresh.ok());
+  ASSERT_OK(fresh);
   auto none = (*fresh)->CommittedToken(scope);
-  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ASSERT_OK(none);
   EXPECT_FALSE(none->has_value());
 
   auto sink = OpenSink(*b_, table_, kUpsert);
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->WriteIdempotent(Page{}, scope, "00000000000000000007#{}").ok());
+  ASSERT_OK(sink->WriteIdempotent(Page{}, scope, "00000000000000000007#{}"));
   auto restarted = b_->MakeSink(Yaml("{" + b_->Locate(table_) + kUpsert + "}"));
-  ASSERT_TRUE(restarted.ok());
+  ASSERT_OK(restarted);
   auto got = (*restarted)->CommittedToken(scope);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(got->value_or(""), "00000000000000000007#{}");
-  ASSERT_TRUE((*restarted)->Open(true).ok());
+  ASSERT_OK((*restarted)->Open(true));
 }
 
 TEST_P(SqlSinkScenario, JsonMappingWritesEachRowAsOneDocument) {
@@ -366,7 +354,7 @@ TEST_P(SqlSinkScenario, JsonMappingWritesEachRowAsOneDocument) {
   std::string key = b_->Name() == "postgres" ? "jsonb" : "json";
   auto sink = OpenSink(*b_, docs, ", column_mapping: {" + key + ": {column: payload}}");
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel_, {T("1"), T("a\tb"), Null(), T("1")})})).ok());
+  ASSERT_OK(sink->Write(PageOf({Read(rel_, {T("1"), T("a\tb"), Null(), T("1")})})));
   Rows rows = b_->Query("SELECT payload FROM " + b_->Quote(docs));
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0][0].value_or(""), R"({"id":"1","name":"a\tb","doc":null,"qty":"1"})");
@@ -374,7 +362,7 @@ TEST_P(SqlSinkScenario, JsonMappingWritesEachRowAsOneDocument) {
 
 TEST_P(SqlSinkScenario, MissingTableIsNotFound) {
   auto sink = b_->MakeSink(Yaml("{" + b_->Locate(testing::UniqueName("absent")) + kUpsert + "}"));
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  ASSERT_OK(sink);
   Status st = (*sink)->Open(false);
   EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
 }
@@ -382,7 +370,7 @@ TEST_P(SqlSinkScenario, MissingTableIsNotFound) {
 TEST_P(SqlSinkScenario, UpsertWithoutUniqueIndexOnTheKeyIsRefusedAtOpen) {
   auto sink = b_->MakeSink(Yaml("{" + b_->Locate(table_) +
                                 ", column_mapping: auto_map, write_mode: upsert, key: [name]}"));
-  ASSERT_TRUE(sink.ok());
+  ASSERT_OK(sink);
   Status st = (*sink)->Open(false);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_NE(st.message().find("unique index"), std::string::npos) << st.message();

@@ -6,6 +6,7 @@
 #include "sinks/sqlite/sqlite_sink.h"
 #include "sql_sink_test.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::sqltest {
 namespace {
@@ -106,11 +107,9 @@ TEST(SqliteSink, PostgresTextFormsAreConvertedByColumnType) {
   auto sink = OpenSink(b, "conv", ", column_mapping: auto_map, write_mode: upsert, key: [id]");
   ASSERT_NE(sink, nullptr);
   RelationPtr rel = Relation({"id", "flag", "n", "bin", "r", "t", "num"});
-  ASSERT_TRUE(sink->Write(PageOf({Read(rel, {T("1"), T("t"), T("f"), T("\\x00ff5c"), T("-Infinity"),
-                                             T("t"), T("12.5")}),
-                                  Read(rel, {T("2"), T("f"), T("42"), T("\\x"), T("NaN"),
-                                             T("\\xzz"), T("7")})}))
-                  .ok());
+  ASSERT_OK(sink->Write(PageOf(
+      {Read(rel, {T("1"), T("t"), T("f"), T("\\x00ff5c"), T("-Infinity"), T("t"), T("12.5")}),
+       Read(rel, {T("2"), T("f"), T("42"), T("\\x"), T("NaN"), T("\\xzz"), T("7")})})));
   Rows rows = b.Query(
       "SELECT flag, typeof(flag), n, hex(bin), typeof(bin), r, typeof(r), t, typeof(num)"
       " FROM conv ORDER BY id");

@@ -16,6 +16,7 @@
 #include "state/redis_state_store.h"
 #include "state/state_config.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet {
 namespace {
@@ -75,7 +76,7 @@ using RedisReplyPtr = std::unique_ptr<redisReply, RedisReplyDeleter>;
 
 RedisUrl TestRedis() {
   Result<RedisUrl> url = ParseRedisUrl(testing::RequireEnv("FAUCET_TEST_REDIS_URL"));
-  EXPECT_TRUE(url.ok()) << url.status().ToString();
+  EXPECT_OK(url);
   return *url;
 }
 
@@ -128,7 +129,7 @@ class StateStoreContract : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     Result<std::unique_ptr<StateStore>> store = OpenStateStore(ConfigFor(GetParam()));
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_OK(store);
     store_ = std::move(*store);
   }
 
@@ -137,14 +138,14 @@ class StateStoreContract : public ::testing::TestWithParam<std::string> {
 
 TEST_P(StateStoreContract, MissingKeyReadsAsNothing) {
   Result<std::optional<Json>> got = store_->Get("never::written");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_FALSE(got->has_value());
 }
 
 TEST_P(StateStoreContract, PutValueIsReturnedByGet) {
-  ASSERT_TRUE(store_->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(store_->Put("orders::row-0", kBookmark));
   Result<std::optional<Json>> got = store_->Get("orders::row-0");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, kBookmark);
 }
 
@@ -152,37 +153,33 @@ TEST_P(StateStoreContract, ExactlyOnceStateKeepsEveryDigitOfItsSequence) {
   Json eo = {{"__faucet_eo", 1},
              {"bookmark", {{"file", "binlog.000123"}, {"pos", 4567}}},
              {"seq", uint64_t{18446744073709551615u}}};
-  ASSERT_TRUE(store_->Put("orders::cdc", eo).ok());
+  ASSERT_OK(store_->Put("orders::cdc", eo));
   Json got = **store_->Get("orders::cdc");
   EXPECT_EQ(got, eo);
   EXPECT_EQ(got["seq"].get<uint64_t>(), 18446744073709551615u);
 }
 
 TEST_P(StateStoreContract, PutOverwritesThePreviousValue) {
-  ASSERT_TRUE(store_->Put("orders::row-0", kBookmark).ok());
-  ASSERT_TRUE(store_->Put("orders::row-0", kNext).ok());
+  ASSERT_OK(store_->Put("orders::row-0", kBookmark));
+  ASSERT_OK(store_->Put("orders::row-0", kNext));
   EXPECT_EQ(*store_->Get("orders::row-0"), kNext);
 }
 
 TEST_P(StateStoreContract, KeysAreIndependent) {
-  ASSERT_TRUE(store_->Put("orders::row-0", kBookmark).ok());
-  ASSERT_TRUE(store_
-                  ->Put("orders::__replication__",
-                        Json{{"phase", "cdc"}, {"snapshot_done", true}, {"position", kNext}})
-                  .ok());
+  ASSERT_OK(store_->Put("orders::row-0", kBookmark));
+  ASSERT_OK(store_->Put("orders::__replication__",
+                        Json{{"phase", "cdc"}, {"snapshot_done", true}, {"position", kNext}}));
   EXPECT_EQ(*store_->Get("orders::row-0"), kBookmark);
   EXPECT_EQ((**store_->Get("orders::__replication__"))["phase"], "cdc");
 }
 
 TEST_P(StateStoreContract, DeleteRemovesTheValue) {
-  ASSERT_TRUE(store_->Put("orders::row-0", kBookmark).ok());
-  ASSERT_TRUE(store_->Delete("orders::row-0").ok());
+  ASSERT_OK(store_->Put("orders::row-0", kBookmark));
+  ASSERT_OK(store_->Delete("orders::row-0"));
   EXPECT_FALSE(store_->Get("orders::row-0")->has_value());
 }
 
-TEST_P(StateStoreContract, DeletingAMissingKeyIsOk) {
-  EXPECT_TRUE(store_->Delete("never::written").ok());
-}
+TEST_P(StateStoreContract, DeletingAMissingKeyIsOk) { EXPECT_OK(store_->Delete("never::written")); }
 
 TEST_P(StateStoreContract, InvalidKeyIsRejected) {
   EXPECT_EQ(store_->Put("no spaces", kBookmark).code(), StatusCode::kInvalidArgument);
@@ -202,7 +199,7 @@ class StoredValueShapes : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     cfg_ = ConfigFor(GetParam());
     Result<std::unique_ptr<StateStore>> store = OpenStateStore(cfg_);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_OK(store);
     store_ = std::move(*store);
   }
 
@@ -232,7 +229,7 @@ TEST_P(StoredValueShapes, BareAndEnvelopedBookmarksReadAsTheSameBookmark) {
   WriteRaw("pipe::cdc", Envelope(kBookmark));
   for (const char* key : {"pipe::row-0", "pipe::cdc"}) {
     Result<std::optional<Json>> got = store_->Get(key);
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_OK(got);
     EXPECT_EQ(*got, kBookmark) << key;
   }
 }
@@ -241,7 +238,7 @@ TEST_P(StoredValueShapes, EnvelopedExactlyOnceStateReadsAsTheWrapper) {
   Json eo = {{"__faucet_eo", 1}, {"bookmark", kBookmark}, {"seq", 42}};
   WriteRaw("pipe::row-0", Envelope(eo));
   Result<std::optional<Json>> got = store_->Get("pipe::row-0");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, eo);
 }
 
@@ -264,7 +261,7 @@ std::unique_ptr<PostgresStateStore> OpenPg(const std::string& table, bool ensure
                                            const std::string& url = "") {
   Result<std::unique_ptr<PostgresStateStore>> store = PostgresStateStore::Open(
       url.empty() ? testing::RequireEnv("FAUCET_TEST_PG_URL") : url, table, ensure_table);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_OK(store);
   return store.ok() ? std::move(*store) : nullptr;
 }
 
@@ -311,7 +308,7 @@ TEST(PostgresStateStore, EnsureTableOnAnExistingTableKeepsItsRows) {
   std::string table = testing::UniqueName("again");
   std::unique_ptr<PostgresStateStore> first = OpenPg(table, /*ensure_table=*/true);
   ASSERT_NE(first, nullptr);
-  ASSERT_TRUE(first->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(first->Put("orders::row-0", kBookmark));
   std::unique_ptr<PostgresStateStore> second = OpenPg(table, /*ensure_table=*/true);
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(*second->Get("orders::row-0"), kBookmark);
@@ -321,7 +318,7 @@ TEST(PostgresStateStore, ValueIsStoredAsJsonbUnderItsKey) {
   std::string table = testing::UniqueName("jsonb");
   std::unique_ptr<PostgresStateStore> store = OpenPg(table, /*ensure_table=*/true);
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(store->Put("orders::row-0", kBookmark));
   PgRows rows = PgQuery(
       "SELECT key, jsonb_typeof(value), value->>'last_lsn', "
       "updated_at > now() - interval '1 hour' FROM \"" +
@@ -337,9 +334,9 @@ TEST(PostgresStateStore, OverwriteAdvancesUpdatedAt) {
   std::string table = testing::UniqueName("updated");
   std::unique_ptr<PostgresStateStore> store = OpenPg(table, /*ensure_table=*/true);
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(store->Put("orders::row-0", kBookmark));
   std::string first = *PgQuery("SELECT updated_at::text FROM \"" + table + "\"")[0][0];
-  ASSERT_TRUE(store->Put("orders::row-0", kNext).ok());
+  ASSERT_OK(store->Put("orders::row-0", kNext));
   PgRows rows = PgQuery("SELECT updated_at > $1::timestamptz FROM \"" + table + "\"", {first});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0][0], "t");
@@ -359,7 +356,7 @@ TEST(PostgresStateStore, MixedCaseTableNameIsKeptExactly) {
   std::string table = "Mixed_" + testing::UniqueName("Case");
   std::unique_ptr<PostgresStateStore> store = OpenPg(table, /*ensure_table=*/true);
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(store->Put("orders::row-0", kBookmark));
   EXPECT_EQ(PgQuery("SELECT count(*) FROM \"" + table + "\"")[0][0], "1");
 }
 
@@ -368,7 +365,7 @@ TEST(PostgresStateStore, ValueIsPassedAsAParameterNeverAsSql) {
   std::unique_ptr<PostgresStateStore> store = OpenPg(table, /*ensure_table=*/true);
   ASSERT_NE(store, nullptr);
   Json nasty = {{"last_lsn", "0/1'); DROP TABLE \"" + table + "\"; --"}};
-  ASSERT_TRUE(store->Put("orders::row-0", nasty).ok());
+  ASSERT_OK(store->Put("orders::row-0", nasty));
   EXPECT_EQ(*store->Get("orders::row-0"), nasty);
 }
 
@@ -378,12 +375,12 @@ TEST(PostgresStateStore, ReconnectsAfterTheServerDropsTheConnection) {
   std::unique_ptr<PostgresStateStore> store =
       OpenPg(table, /*ensure_table=*/true, PgUrlWith("application_name=" + app));
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(store->Put("orders::row-0", kBookmark));
   PgRows killed = PgQuery(
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", {app});
   ASSERT_EQ(killed.size(), 1u);
   Result<std::optional<Json>> got = store->Get("orders::row-0");
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, kBookmark);
 }
 
@@ -410,7 +407,7 @@ TEST(PostgresStateStore, IsDurable) {
 std::unique_ptr<RedisStateStore> OpenRedis(const std::string& ns, const std::string& url = "") {
   Result<std::unique_ptr<RedisStateStore>> store =
       RedisStateStore::Open(url.empty() ? testing::RequireEnv("FAUCET_TEST_REDIS_URL") : url, ns);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_OK(store);
   return store.ok() ? std::move(*store) : nullptr;
 }
 
@@ -418,11 +415,11 @@ TEST(RedisStateStore, ValueIsCompactJsonUnderNamespaceColonKey) {
   std::string ns = testing::UniqueName("ns");
   std::unique_ptr<RedisStateStore> store = OpenRedis(ns);
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(store->Put("orders::row-0", kBookmark));
   RedisReplyPtr reply = RedisRaw({"GET", ns + ":orders::row-0"});
   ASSERT_EQ(reply->type, REDIS_REPLY_STRING);
   EXPECT_EQ(std::string(reply->str, reply->len), R"({"last_lsn":"0/16B3748"})");
-  ASSERT_TRUE(store->Delete("orders::row-0").ok());
+  ASSERT_OK(store->Delete("orders::row-0"));
   EXPECT_EQ(RedisRaw({"EXISTS", ns + ":orders::row-0"})->integer, 0);
 }
 
@@ -458,7 +455,7 @@ TEST(RedisStateStore, UsesTheDatabaseOfTheUrl) {
   std::unique_ptr<RedisStateStore> store =
       OpenRedis(ns, "redis://" + server.host + ":" + std::to_string(server.port) + "/3");
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(store->Put("orders::row-0", kBookmark));
   EXPECT_EQ(RedisRaw({"EXISTS", ns + ":orders::row-0"}, /*db=*/3)->integer, 1);
   EXPECT_EQ(RedisRaw({"EXISTS", ns + ":orders::row-0"}, /*db=*/0)->integer, 0);
 }
@@ -469,7 +466,7 @@ TEST(RedisStateStore, AuthenticatesAsTheUserOfTheUrl) {
   std::unique_ptr<RedisStateStore> store =
       OpenRedis(testing::UniqueName("ns"), RedisUrlAs(user + ":right-pw"));
   ASSERT_NE(store, nullptr);
-  EXPECT_TRUE(store->Put("orders::row-0", kBookmark).ok());
+  EXPECT_OK(store->Put("orders::row-0", kBookmark));
   RedisRaw({"ACL", "DELUSER", user});
 }
 
@@ -495,11 +492,11 @@ TEST(RedisStateStore, ReconnectsAfterTheServerDropsTheConnection) {
   std::unique_ptr<RedisStateStore> store =
       OpenRedis(testing::UniqueName("ns"), RedisUrlAs(user + ":pw"));
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->Put("orders::row-0", kBookmark).ok());
+  ASSERT_OK(store->Put("orders::row-0", kBookmark));
   ASSERT_EQ(RedisRaw({"CLIENT", "KILL", "USER", user})->integer, 1);
   Result<std::optional<Json>> got = store->Get("orders::row-0");
   RedisRaw({"ACL", "DELUSER", user});
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, kBookmark);
 }
 

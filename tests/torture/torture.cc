@@ -30,7 +30,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -38,6 +37,7 @@
 
 #include "core/crash_point.h"
 #include "core/lsn.h"
+#include "core/mutex.h"
 #include "destinations.h"
 #include "pg_client.h"
 #include "testing/process.h"
@@ -201,15 +201,15 @@ class Sampler {
   int64_t samples() const { return samples_.load(); }
   int64_t compared() const { return compared_.load(); }
   std::vector<std::string> violations() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return violations_;
   }
   int64_t violation_count() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return violation_count_;
   }
   std::optional<Lsn> max_bookmark() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return max_bookmark_;
   }
 
@@ -227,7 +227,7 @@ class Sampler {
     std::optional<Lsn> slot = SlotPosition(conn);
     std::optional<Lsn> bookmark = ReadBookmark();
     samples_.fetch_add(1);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (bookmark) {
       if (max_bookmark_ && *bookmark < *max_bookmark_) {
         AddViolation("persisted bookmark moved backwards: " + bookmark->ToString() + " after " +
@@ -245,10 +245,10 @@ class Sampler {
     }
   }
   void Violation(const std::string& what) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     AddViolation(what);
   }
-  void AddViolation(const std::string& what) {
+  void AddViolation(const std::string& what) REQUIRES(mu_) {
     if (violation_count_++ < 20) violations_.push_back(what);
   }
 
@@ -256,10 +256,10 @@ class Sampler {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> samples_{0}, compared_{0};
-  std::mutex mu_;
-  std::vector<std::string> violations_;
-  int64_t violation_count_ = 0;
-  std::optional<Lsn> max_bookmark_;
+  Mutex mu_;
+  std::vector<std::string> violations_ GUARDED_BY(mu_);
+  int64_t violation_count_ GUARDED_BY(mu_) = 0;
+  std::optional<Lsn> max_bookmark_ GUARDED_BY(mu_);
 };
 
 // ---- the faucet process ---------------------------------------------------------------------
@@ -298,7 +298,7 @@ std::vector<std::string> ReachableCrashPoints(const std::string& faucet, const s
 
 class MirrorRunner {
  public:
-  MirrorRunner(const Options& o, std::string config, std::string log_path)
+  MirrorRunner(const Options& o, std::string config, const std::string& log_path)
       : o_(o), config_(std::move(config)), log_(log_path, std::ios::app) {}
 
   void Start(const std::string& crash_at) {

@@ -53,7 +53,7 @@ void Workload::Start() {
       WaitForSlot();
       if (!stop_.load()) Run();
     } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(error_mu_);
+      MutexLock lock(error_mu_);
       error_ = e.what();
     }
   });

@@ -10,13 +10,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "core/mutex.h"
 #include "pg_client.h"
 
 namespace faucet::torture {
@@ -68,7 +68,7 @@ class Workload {
   const std::vector<Event>& committed() const { return committed_; }
   // Why the writer thread stopped early; empty while it runs or after a clean stop.
   std::string error() const {
-    std::lock_guard<std::mutex> lock(error_mu_);
+    MutexLock lock(error_mu_);
     return error_;
   }
 
@@ -101,8 +101,8 @@ class Workload {
   std::atomic<bool> stop_{false};
   std::atomic<bool> started_{false};
   std::atomic<int64_t> changes_{0}, transactions_{0}, bulk_{0}, rollbacks_{0}, max_txn_{0};
-  mutable std::mutex error_mu_;
-  std::string error_;  // guarded by error_mu_: written by the writer thread, read by any
+  mutable Mutex error_mu_;
+  std::string error_ GUARDED_BY(error_mu_);  // written by the writer thread, read by any
 
   // The live rows: id -> version, and the ids in a vector for random picks.
   std::unordered_map<int64_t, std::pair<size_t, int64_t>> live_;

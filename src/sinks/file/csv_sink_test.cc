@@ -4,6 +4,7 @@
 
 #include "sinks/file/test_util.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet {
 namespace {
@@ -23,9 +24,9 @@ CsvSinkOptions Options(const std::string& path) {
 
 void RunOnce(const CsvSinkOptions& options, bool resuming, const Page& page) {
   CsvSink sink(options);
-  ASSERT_TRUE(sink.Open(resuming).ok());
-  ASSERT_TRUE(sink.Write(page).ok());
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Open(resuming));
+  ASSERT_OK(sink.Write(page));
+  ASSERT_OK(sink.Flush());
 }
 
 // One row of a relation with a single text column "v" whose cell is `cell`.
@@ -85,11 +86,11 @@ TEST(CsvSink, FieldsAreQuotedPerRfc4180) {
   CsvSinkOptions o = Options(path);
   o.write_headers = false;
   CsvSink sink(o);
-  ASSERT_TRUE(sink.Open(false).ok());
+  ASSERT_OK(sink.Open(false));
   for (const char* text : {"a,b", "say \"hi\"", "two\nlines", "cr\rhere", "plain", " spaced "}) {
-    ASSERT_TRUE(sink.Write(TextPage(Cell::Value(text))).ok());
+    ASSERT_OK(sink.Write(TextPage(Cell::Value(text))));
   }
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Flush());
   EXPECT_EQ(ReadAll(path),
             "\"a,b\"\n\"say \"\"hi\"\"\"\n\"two\nlines\"\n\"cr\rhere\"\nplain\n spaced \n");
 }
@@ -99,11 +100,11 @@ TEST(CsvSink, NullIsEmptyAndEmptyStringIsQuoted) {
   CsvSinkOptions o = Options(path);
   o.write_headers = false;
   CsvSink sink(o);
-  ASSERT_TRUE(sink.Open(false).ok());
-  ASSERT_TRUE(sink.Write(TextPage(Cell::Null())).ok());
-  ASSERT_TRUE(sink.Write(TextPage(Cell::Value(""))).ok());
-  ASSERT_TRUE(sink.Write(TextPage(Cell::UnchangedToast())).ok());
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(TextPage(Cell::Null())));
+  ASSERT_OK(sink.Write(TextPage(Cell::Value(""))));
+  ASSERT_OK(sink.Write(TextPage(Cell::UnchangedToast())));
+  ASSERT_OK(sink.Flush());
   EXPECT_EQ(ReadAll(path), "\n\"\"\n\n");
 }
 
@@ -145,8 +146,8 @@ TEST(CsvSink, DeleteWritesBeforeAndTruncateWritesNothing) {
 TEST(CsvSink, RowsWithOtherColumnsThanTheHeaderFail) {
   std::string path = TempDir("file_sink") + "/out.csv";
   CsvSink sink(Options(path));
-  ASSERT_TRUE(sink.Open(false).ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(1, 1)).ok());
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(ItemsPage(1, 1)));
   Status st = sink.Write(TextPage(Cell::Value("x")));
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
@@ -155,10 +156,10 @@ TEST(CsvSink, RowsWithOtherColumnsThanTheHeaderFail) {
 TEST(CsvSink, AnotherRelationWithTheSameColumnsIsAccepted) {
   std::string path = TempDir("file_sink") + "/out.csv";
   CsvSink sink(Options(path));
-  ASSERT_TRUE(sink.Open(false).ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(1, 1)).ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(2, 1)).ok());  // a new but equal Relation
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(ItemsPage(1, 1)));
+  ASSERT_OK(sink.Write(ItemsPage(2, 1)));  // a new but equal Relation
+  ASSERT_OK(sink.Flush());
   EXPECT_EQ(ReadAll(path), "id,name\n1,n1\n2,n2\n");
 }
 
@@ -166,10 +167,10 @@ TEST(CsvSink, WriteDoesNotSyncAndFlushDoes) {
   std::string path = TempDir("file_sink") + "/out.csv";
   RecordingFileSystem fs;
   CsvSink sink(Options(path), fs);
-  ASSERT_TRUE(sink.Open(false).ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(1, 2)).ok());
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(ItemsPage(1, 2)));
   EXPECT_EQ(fs.syncs, 0);
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Flush());
   EXPECT_EQ(fs.syncs, 1);
   EXPECT_EQ(ReadAll(path), "id,name\n1,n1\n2,n2\n");
 }
@@ -178,7 +179,7 @@ TEST(CsvSinkOptions, ReadsEveryKey) {
   config::Block cfg = ConfigBlock(
       "{path: out.csv, delimiter: \"\\t\", write_headers: false, append: true, batch_size: 10}");
   Result<CsvSinkOptions> o = CsvSinkOptions::FromConfig(cfg);
-  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  ASSERT_OK(o);
   EXPECT_EQ(o->path, "out.csv");
   EXPECT_EQ(o->delimiter, '\t');
   EXPECT_FALSE(o->write_headers);
@@ -188,7 +189,7 @@ TEST(CsvSinkOptions, ReadsEveryKey) {
 
 TEST(CsvSinkOptions, Defaults) {
   Result<CsvSinkOptions> o = CsvSinkOptions::FromConfig(ConfigBlock("{path: out.csv}"));
-  ASSERT_TRUE(o.ok());
+  ASSERT_OK(o);
   EXPECT_EQ(o->delimiter, ',');
   EXPECT_TRUE(o->write_headers);
   EXPECT_FALSE(o->append);

@@ -8,6 +8,7 @@
 #include "sinks/file/test_util.h"
 #include "testing/fault_injection_fs.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet {
 namespace {
@@ -32,9 +33,9 @@ std::string Lines(int first, int n) {
 // Opens a sink on `path`, writes ids [1, 1 + rows) in one page and flushes.
 void RunOnce(const std::string& path, bool append, bool resuming, int rows = 2) {
   JsonlSink sink({path, append});
-  ASSERT_TRUE(sink.Open(resuming).ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(1, rows)).ok());
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Open(resuming));
+  ASSERT_OK(sink.Write(ItemsPage(1, rows)));
+  ASSERT_OK(sink.Flush());
 }
 
 TEST(JsonlSink, FreshRunWithoutAppendTruncates) {
@@ -68,11 +69,11 @@ TEST(JsonlSink, WriteDoesNotSyncAndFlushDoes) {
   std::string path = TempDir("file_sink") + "/out.jsonl";
   RecordingFileSystem fs;
   JsonlSink sink({path, false}, fs);
-  ASSERT_TRUE(sink.Open(false).ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(1, 3)).ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(4, 3)).ok());
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(ItemsPage(1, 3)));
+  ASSERT_OK(sink.Write(ItemsPage(4, 3)));
   EXPECT_EQ(fs.syncs, 0);
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Flush());
   EXPECT_EQ(fs.syncs, 1);
   EXPECT_EQ(ReadAll(path), Lines(1, 6));
 }
@@ -82,18 +83,18 @@ TEST(JsonlSink, OnlyFlushedLinesSurviveAPowerCut) {
   std::string path = fs.root() + "/out/changes.jsonl";
   {
     JsonlSink sink({path, false}, fs);
-    ASSERT_TRUE(sink.Open(false).ok());
-    ASSERT_TRUE(sink.Write(ItemsPage(1, 2)).ok());
-    ASSERT_TRUE(sink.Flush().ok());
-    ASSERT_TRUE(sink.Write(ItemsPage(3, 2)).ok());
+    ASSERT_OK(sink.Open(false));
+    ASSERT_OK(sink.Write(ItemsPage(1, 2)));
+    ASSERT_OK(sink.Flush());
+    ASSERT_OK(sink.Write(ItemsPage(3, 2)));
   }
-  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  ASSERT_OK(fs.DropUnsyncedData());
   EXPECT_EQ(ReadAll(path), Lines(1, 2));
 
   JsonlSink resumed({path, false}, fs);
-  ASSERT_TRUE(resumed.Open(/*resuming=*/true).ok());
-  ASSERT_TRUE(resumed.Write(ItemsPage(3, 2)).ok());
-  ASSERT_TRUE(resumed.Flush().ok());
+  ASSERT_OK(resumed.Open(/*resuming=*/true));
+  ASSERT_OK(resumed.Write(ItemsPage(3, 2)));
+  ASSERT_OK(resumed.Flush());
   EXPECT_EQ(ReadAll(path), Lines(1, 4));
 }
 
@@ -102,11 +103,11 @@ TEST(JsonlSink, FirstFlushOfARunSyncsTheDirectoryOnce) {
   WriteAll(dir + "/out.jsonl", kOld);  // its entry may never have been synced
   RecordingFileSystem fs;
   JsonlSink sink({dir + "/out.jsonl", true}, fs);
-  ASSERT_TRUE(sink.Open(false).ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(1, 1)).ok());
-  ASSERT_TRUE(sink.Flush().ok());
-  ASSERT_TRUE(sink.Write(ItemsPage(2, 1)).ok());
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(ItemsPage(1, 1)));
+  ASSERT_OK(sink.Flush());
+  ASSERT_OK(sink.Write(ItemsPage(2, 1)));
+  ASSERT_OK(sink.Flush());
   EXPECT_EQ(fs.synced_dirs, std::vector<std::string>{dir});
 }
 
@@ -114,21 +115,21 @@ TEST(JsonlSink, BigPagesReachTheFileInBoundedChunks) {
   std::string path = TempDir("file_sink") + "/out.jsonl";
   RecordingFileSystem fs;
   JsonlSink sink({path, false}, fs);
-  ASSERT_TRUE(sink.Open(false).ok());
+  ASSERT_OK(sink.Open(false));
   const int rows = 200000;  // about 6 MiB of lines
-  ASSERT_TRUE(sink.Write(ItemsPage(1, rows)).ok());
+  ASSERT_OK(sink.Write(ItemsPage(1, rows)));
   EXPECT_GT(ReadAll(path).size(), 4u << 20);  // spilled before any Flush
   EXPECT_LE(fs.largest_append, BufferedFile::kSpillBytes + 100);
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Flush());
   EXPECT_EQ(ReadAll(path), Lines(1, rows));
 }
 
 TEST(JsonlSink, EmptyPageWritesNothing) {
   std::string path = TempDir("file_sink") + "/out.jsonl";
   JsonlSink sink({path, false});
-  ASSERT_TRUE(sink.Open(false).ok());
-  ASSERT_TRUE(sink.Write(Page{}).ok());
-  ASSERT_TRUE(sink.Flush().ok());
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(Page{}));
+  ASSERT_OK(sink.Flush());
   EXPECT_EQ(ReadAll(path), "");
 }
 
@@ -143,7 +144,7 @@ TEST(JsonlSink, WriteErrorsNameThePath) {
   std::string path = TempDir("file_sink") + "/out.jsonl";
   RecordingFileSystem fs;
   JsonlSink sink({path, false}, fs);
-  ASSERT_TRUE(sink.Open(false).ok());
+  ASSERT_OK(sink.Open(false));
   fs.fail_appends = true;
   // A small page may wait in the buffer: the failed append surfaces at the latest at Flush.
   Status st = sink.Write(ItemsPage(1, 4));
@@ -183,7 +184,7 @@ TEST(JsonlSinkDeathTest, MidPageCrashLeavesTheFirstHalfOfThePageInTheFile) {
 TEST(JsonlSinkOptions, ReadsEveryKey) {
   config::Block cfg = ConfigBlock("{path: out.jsonl, append: true, pretty: false, batch_size: 5}");
   Result<JsonlSinkOptions> o = JsonlSinkOptions::FromConfig(cfg);
-  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  ASSERT_OK(o);
   EXPECT_EQ(o->path, "out.jsonl");
   EXPECT_TRUE(o->append);
   EXPECT_TRUE(cfg.UnreadKeys().empty());
@@ -191,18 +192,18 @@ TEST(JsonlSinkOptions, ReadsEveryKey) {
 
 TEST(JsonlSinkOptions, AppendDefaultsToFalse) {
   Result<JsonlSinkOptions> o = JsonlSinkOptions::FromConfig(ConfigBlock("{path: out.jsonl}"));
-  ASSERT_TRUE(o.ok());
+  ASSERT_OK(o);
   EXPECT_FALSE(o->append);
 }
 
 TEST(JsonlSinkOptions, ModeAppendIsAppend) {
   config::Block cfg = ConfigBlock("{path: out.jsonl, mode: append}");
   Result<JsonlSinkOptions> o = JsonlSinkOptions::FromConfig(cfg);
-  ASSERT_TRUE(o.ok());
+  ASSERT_OK(o);
   EXPECT_TRUE(o->append);
   EXPECT_TRUE(cfg.UnreadKeys().empty());
   o = JsonlSinkOptions::FromConfig(ConfigBlock("{path: out.jsonl, mode: overwrite}"));
-  ASSERT_TRUE(o.ok());
+  ASSERT_OK(o);
   EXPECT_FALSE(o->append);
 }
 
@@ -227,7 +228,7 @@ TEST(MakeJsonlSink, ConfigErrorsNameTheKey) {
 TEST(MakeJsonlSink, DoesNoIo) {
   std::string path = TempDir("file_sink") + "/never/out.jsonl";
   Result<std::unique_ptr<Sink>> sink = MakeJsonlSink(ConfigBlock("{path: '" + path + "'}"));
-  ASSERT_TRUE(sink.ok());
+  ASSERT_OK(sink);
   EXPECT_FALSE(PosixFileSystem().Exists(path));
 }
 

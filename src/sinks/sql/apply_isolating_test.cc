@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "testing/status_matchers.h"
+
 namespace faucet::sql {
 namespace {
 
@@ -38,9 +40,8 @@ std::vector<size_t> Rows(const std::vector<FailedRow>& failed) {
 TEST(ApplyIsolating, CleanRangeTakesOneCall) {
   FakeTable t;
   std::vector<FailedRow> failed;
-  ASSERT_TRUE(ApplyIsolating(
-                  100, [&](size_t b, size_t e) { return t.Apply(b, e); }, false, failed)
-                  .ok());
+  ASSERT_OK(ApplyIsolating(
+      100, [&](size_t b, size_t e) { return t.Apply(b, e); }, false, failed));
   EXPECT_EQ(t.calls, 1);
   EXPECT_EQ(t.applied.size(), 100u);
   EXPECT_TRUE(failed.empty());
@@ -50,9 +51,8 @@ TEST(ApplyIsolating, UnnamedFailuresAreFoundByBisection) {
   FakeTable t;
   t.bad = {3, 64, 99};
   std::vector<FailedRow> failed;
-  ASSERT_TRUE(ApplyIsolating(
-                  100, [&](size_t b, size_t e) { return t.Apply(b, e); }, false, failed)
-                  .ok());
+  ASSERT_OK(ApplyIsolating(
+      100, [&](size_t b, size_t e) { return t.Apply(b, e); }, false, failed));
   EXPECT_EQ(Rows(failed), (std::vector<size_t>{3, 64, 99}));
   EXPECT_EQ(t.applied.size(), 97u);
   EXPECT_LT(t.calls, 3 * 2 * 8);
@@ -63,9 +63,8 @@ TEST(ApplyIsolating, NamedFailureStepsOverTheRow) {
   t.bad = {10, 11};
   t.names_row = true;
   std::vector<FailedRow> failed;
-  ASSERT_TRUE(ApplyIsolating(
-                  50, [&](size_t b, size_t e) { return t.Apply(b, e); }, false, failed)
-                  .ok());
+  ASSERT_OK(ApplyIsolating(
+      50, [&](size_t b, size_t e) { return t.Apply(b, e); }, false, failed));
   EXPECT_EQ(Rows(failed), (std::vector<size_t>{10, 11}));
   EXPECT_EQ(t.applied.size(), 48u);
   EXPECT_LE(t.calls, 5);
@@ -75,9 +74,8 @@ TEST(ApplyIsolating, StopAtFirstLeavesTheRestUnapplied) {
   FakeTable t;
   t.bad = {5, 7};
   std::vector<FailedRow> failed;
-  ASSERT_TRUE(ApplyIsolating(
-                  10, [&](size_t b, size_t e) { return t.Apply(b, e); }, true, failed)
-                  .ok());
+  ASSERT_OK(ApplyIsolating(
+      10, [&](size_t b, size_t e) { return t.Apply(b, e); }, true, failed));
   EXPECT_EQ(Rows(failed), (std::vector<size_t>{5}));
   EXPECT_EQ(t.applied.count(9), 0u);
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet::sql {
 namespace {
 
@@ -13,7 +15,7 @@ TargetTable Table() {
   return t;
 }
 
-RelationPtr Rel(std::vector<std::string> names) {
+RelationPtr Rel(const std::vector<std::string>& names) {
   auto r = std::make_shared<Relation>();
   r->schema = "src";
   r->name = "items";
@@ -63,7 +65,7 @@ class WritePlanTest : public ::testing::Test {
  protected:
   std::unique_ptr<WritePlan> Plan(const WriteSpec& spec) {
     auto plan = WritePlan::Make(table_, spec);
-    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_OK(plan);
     return std::move(plan).value();
   }
   TargetTable table_ = Table();

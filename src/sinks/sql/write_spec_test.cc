@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet::sql {
 namespace {
 
@@ -15,7 +17,7 @@ const MappingGrammar kSqlite{{"json"}, true};
 
 TEST(WriteSpec, DefaultsToAppendIntoTheDataJsonColumn) {
   auto spec = ParseWriteSpec(Cfg("{}"), kPostgres);
-  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_OK(spec);
   EXPECT_EQ(spec->mode, WriteMode::kAppend);
   EXPECT_FALSE(spec->auto_map);
   EXPECT_EQ(spec->json_column, "data");
@@ -25,7 +27,7 @@ TEST(WriteSpec, ReadsTheReferenceUpsertShape) {
   auto spec = ParseWriteSpec(Cfg("{column_mapping: auto_map, write_mode: upsert, key: [id],"
                                  " delete_marker: {field: __op, values: [d]}}"),
                              kPostgres);
-  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_OK(spec);
   EXPECT_TRUE(spec->auto_map);
   EXPECT_EQ(spec->key, (std::vector<std::string>{"id"}));
   ASSERT_TRUE(spec->delete_marker.has_value());
@@ -34,7 +36,7 @@ TEST(WriteSpec, ReadsTheReferenceUpsertShape) {
 
 TEST(WriteSpec, JsonColumnIsNamedByTheSinksKey) {
   auto spec = ParseWriteSpec(Cfg("{column_mapping: {json: {column: doc}}}"), kSqlite);
-  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_OK(spec);
   EXPECT_EQ(spec->json_column, "doc");
   auto wrong = ParseWriteSpec(Cfg("{column_mapping: {jsonb: {column: doc}}}"), kSqlite);
   EXPECT_FALSE(wrong.ok());
@@ -58,9 +60,9 @@ TEST(WriteSpec, UpsertNeedsAKeyAndAutoMap) {
 // Defaults follow what the user wrote; only a written contradictory pair is an error.
 TEST(WriteSpec, AKeyedModeWithoutAMappingMapsByName) {
   for (const char* mode : {"upsert", "delete"}) {
-    auto spec = ParseWriteSpec(Cfg(std::string("{write_mode: ") + mode + ", key: [id]}"),
-                               kPostgres);
-    ASSERT_TRUE(spec.ok()) << mode << ": " << spec.status().ToString();
+    auto spec =
+        ParseWriteSpec(Cfg(std::string("{write_mode: ") + mode + ", key: [id]}"), kPostgres);
+    ASSERT_OK(spec) << mode << ": " << spec.status().ToString();
     EXPECT_TRUE(spec->auto_map) << mode;
   }
   auto sqlite = ParseWriteSpec(Cfg("{write_mode: upsert, key: [id]}"), kSqlite);
@@ -69,9 +71,9 @@ TEST(WriteSpec, AKeyedModeWithoutAMappingMapsByName) {
 }
 
 TEST(WriteSpec, ADeleteMarkerWithoutAModeIsAnUpsert) {
-  auto spec = ParseWriteSpec(Cfg("{key: [id], delete_marker: {field: __op, values: [d]}}"),
-                             kPostgres);
-  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto spec =
+      ParseWriteSpec(Cfg("{key: [id], delete_marker: {field: __op, values: [d]}}"), kPostgres);
+  ASSERT_OK(spec);
   EXPECT_EQ(spec->mode, WriteMode::kUpsert);
   EXPECT_TRUE(spec->auto_map);
   ASSERT_TRUE(spec->delete_marker.has_value());

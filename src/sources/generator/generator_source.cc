@@ -69,8 +69,8 @@ Result<GeneratorOptions> GeneratorOptions::FromConfig(const config::Block& cfg) 
   return o;
 }
 
-GeneratorSource::GeneratorSource(GeneratorOptions options)
-    : options_(std::move(options)), relation_(GeneratorRelation()) {}
+GeneratorSource::GeneratorSource(const GeneratorOptions& options)
+    : options_(options), relation_(GeneratorRelation()) {}
 
 Status GeneratorSource::Open(const std::optional<Bookmark>& start) {
   next_id_ = 1;
@@ -129,7 +129,7 @@ Result<SourceEvent> GeneratorSource::Next(std::chrono::milliseconds wait) {
 
 Result<std::unique_ptr<Source>> MakeGeneratorSource(const config::Block& cfg) {
   ASSIGN_OR_RETURN(GeneratorOptions options, GeneratorOptions::FromConfig(cfg));
-  return std::unique_ptr<Source>(std::make_unique<GeneratorSource>(std::move(options)));
+  return std::unique_ptr<Source>(std::make_unique<GeneratorSource>(options));
 }
 
 }  // namespace faucet

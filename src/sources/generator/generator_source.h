@@ -41,7 +41,7 @@ struct GeneratorOptions {
 // Next returns kEnd once id `count` was emitted.
 class GeneratorSource : public Source {
  public:
-  explicit GeneratorSource(GeneratorOptions options);
+  explicit GeneratorSource(const GeneratorOptions& options);
 
   // kInvalidArgument when `start` has no integer last_id >= 0.
   Status Open(const std::optional<Bookmark>& start) override;

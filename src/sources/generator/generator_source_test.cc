@@ -5,6 +5,8 @@
 #include <chrono>
 #include <vector>
 
+#include "testing/status_matchers.h"
+
 namespace faucet {
 namespace {
 
@@ -29,7 +31,7 @@ std::vector<Page> Drain(GeneratorSource& source, int max_pages = 1000) {
   std::vector<Page> pages;
   while (static_cast<int>(pages.size()) < max_pages) {
     Result<SourceEvent> e = source.Next(milliseconds(100));
-    EXPECT_TRUE(e.ok());
+    EXPECT_OK(e);
     if (!e.ok() || e->kind == SourceEvent::Kind::kEnd) break;
     if (e->kind == SourceEvent::Kind::kPage) pages.push_back(std::move(e->page));
   }
@@ -52,7 +54,7 @@ std::vector<int64_t> Range(int64_t first, int64_t last) {
 
 TEST(GeneratorSource, RowsAreDeterministic) {
   GeneratorSource source(Options(2, 10));
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   std::vector<Page> pages = Drain(source);
   ASSERT_EQ(pages.size(), 1u);
   const Change& first = pages[0].changes[0];
@@ -69,9 +71,9 @@ TEST(GeneratorSource, RowsAreDeterministic) {
 
 TEST(GeneratorSource, LaterIdsRollOverDaysAndAmounts) {
   GeneratorSource source(Options(std::nullopt, 1));
-  ASSERT_TRUE(source.Open(Bookmark{Json{{"last_id", 86400 + 3600 + 60}}}).ok());
+  ASSERT_OK(source.Open(Bookmark{Json{{"last_id", 86400 + 3600 + 60}}}));
   Result<SourceEvent> e = source.Next(milliseconds(0));
-  ASSERT_TRUE(e.ok());
+  ASSERT_OK(e);
   const Row& row = *e->page.changes[0].after;
   EXPECT_EQ(row[2].text, "30427.61");  // id 90061
   EXPECT_EQ(row[3].text, "f");
@@ -80,7 +82,7 @@ TEST(GeneratorSource, LaterIdsRollOverDaysAndAmounts) {
 
 TEST(GeneratorSource, CountIsRespectedAcrossPages) {
   GeneratorSource source(Options(2500, 1000));
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   std::vector<Page> pages = Drain(source);
   ASSERT_EQ(pages.size(), 3u);
   EXPECT_EQ(pages[0].changes.size(), 1000u);
@@ -91,7 +93,7 @@ TEST(GeneratorSource, CountIsRespectedAcrossPages) {
 
 TEST(GeneratorSource, EachPageCarriesItsLastId) {
   GeneratorSource source(Options(25, 10));
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   std::vector<Page> pages = Drain(source);
   ASSERT_EQ(pages.size(), 3u);
   EXPECT_EQ(pages[0].bookmark->ToString(), R"({"last_id":10})");
@@ -101,33 +103,33 @@ TEST(GeneratorSource, EachPageCarriesItsLastId) {
 
 TEST(GeneratorSource, IdsContinueExactlyAfterTheResumeBookmark) {
   GeneratorSource first(Options(100, 30));
-  ASSERT_TRUE(first.Open(std::nullopt).ok());
+  ASSERT_OK(first.Open(std::nullopt));
   Result<SourceEvent> e = first.Next(milliseconds(0));
-  ASSERT_TRUE(e.ok());
+  ASSERT_OK(e);
   Bookmark bookmark = *e->page.bookmark;
 
   GeneratorSource resumed(Options(100, 30));
-  ASSERT_TRUE(resumed.Open(bookmark).ok());
+  ASSERT_OK(resumed.Open(bookmark));
   EXPECT_EQ(Ids(Drain(resumed)), Range(31, 100));
 }
 
 TEST(GeneratorSource, ResumingAtCountEndsAtOnce) {
   GeneratorSource source(Options(10, 5));
-  ASSERT_TRUE(source.Open(Bookmark{Json{{"last_id", 10}}}).ok());
+  ASSERT_OK(source.Open(Bookmark{Json{{"last_id", 10}}}));
   Result<SourceEvent> e = source.Next(milliseconds(0));
-  ASSERT_TRUE(e.ok());
+  ASSERT_OK(e);
   EXPECT_EQ(e->kind, SourceEvent::Kind::kEnd);
 }
 
 TEST(GeneratorSource, ZeroCountEndsAtOnce) {
   GeneratorSource source(Options(0, 5));
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   EXPECT_TRUE(Drain(source).empty());
 }
 
 TEST(GeneratorSource, WithoutCountItNeverEnds) {
   GeneratorSource source(Options(std::nullopt, 1000));
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   EXPECT_EQ(Drain(source, 50).size(), 50u);
 }
 
@@ -145,7 +147,7 @@ TEST(GeneratorSource, BookmarkWithoutIntegerLastIdIsInvalid) {
 TEST(GeneratorSource, RateIsRespected) {
   GeneratorSource source(Options(2000, 1000, 10000));
   const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   std::vector<Page> pages = Drain(source);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(Ids(pages), Range(1, 2000));
@@ -155,9 +157,9 @@ TEST(GeneratorSource, RateIsRespected) {
 
 TEST(GeneratorSource, SlowRateDeliversPartialPagesWithinTheWait) {
   GeneratorSource source(Options(std::nullopt, 1000, 100));
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   Result<SourceEvent> e = source.Next(milliseconds(200));
-  ASSERT_TRUE(e.ok());
+  ASSERT_OK(e);
   ASSERT_EQ(e->kind, SourceEvent::Kind::kPage);
   EXPECT_GE(e->page.changes.size(), 10u);
   EXPECT_LE(e->page.changes.size(), 30u);
@@ -165,10 +167,10 @@ TEST(GeneratorSource, SlowRateDeliversPartialPagesWithinTheWait) {
 
 TEST(GeneratorSource, NothingDueWithinTheWaitIsIdle) {
   GeneratorSource source(Options(std::nullopt, 1000, 1));
-  ASSERT_TRUE(source.Open(std::nullopt).ok());
+  ASSERT_OK(source.Open(std::nullopt));
   const auto start = std::chrono::steady_clock::now();
   Result<SourceEvent> e = source.Next(milliseconds(20));
-  ASSERT_TRUE(e.ok());
+  ASSERT_OK(e);
   EXPECT_EQ(e->kind, SourceEvent::Kind::kIdle);
   EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(20));
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(500));
@@ -177,7 +179,7 @@ TEST(GeneratorSource, NothingDueWithinTheWaitIsIdle) {
 TEST(GeneratorOptions, ReadsEveryKey) {
   config::Block cfg = ConfigBlock("{count: 5, rate: 2.5, batch_size: 7}");
   Result<GeneratorOptions> o = GeneratorOptions::FromConfig(cfg);
-  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  ASSERT_OK(o);
   EXPECT_EQ(o->count, 5);
   EXPECT_EQ(o->rate, 2.5);
   EXPECT_EQ(o->batch_size, 7);
@@ -186,7 +188,7 @@ TEST(GeneratorOptions, ReadsEveryKey) {
 
 TEST(GeneratorOptions, DefaultsAreEndlessUnpacedThousandRowPages) {
   Result<GeneratorOptions> o = GeneratorOptions::FromConfig(ConfigBlock("{}"));
-  ASSERT_TRUE(o.ok());
+  ASSERT_OK(o);
   EXPECT_FALSE(o->count.has_value());
   EXPECT_FALSE(o->rate.has_value());
   EXPECT_EQ(o->batch_size, 1000);

@@ -2,13 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet::postgres {
 namespace {
 
 Row Parse(std::string_view line, size_t columns) {
   Row row;
   Status s = ParseCopyTextRow(line, columns, row);
-  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_OK(s);
   return row;
 }
 

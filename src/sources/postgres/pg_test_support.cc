@@ -8,6 +8,7 @@
 #include "sources/postgres/postgres_cdc_source.h"
 #include "sources/postgres/slot.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres::testing {
 namespace {
@@ -94,7 +95,7 @@ void CdcTest::Publish(const std::string& columns) {
 Lsn CdcTest::CreateSlot() {
   PostgresCdcSource source(config_);
   Result<Bookmark> p = source.CapturePosition();
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_OK(p);
   if (!p.ok()) return Lsn();
   return *Lsn::Parse(p->value["last_lsn"].get<std::string>());
 }
@@ -140,7 +141,7 @@ std::vector<Change> CollectingSink::Changes() const {
 }
 
 Result<std::optional<Json>> LockedStateStore::Get(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = values_.find(key);
   if (it == values_.end()) return std::optional<Json>();
   return std::optional<Json>(it->second);
@@ -148,19 +149,19 @@ Result<std::optional<Json>> LockedStateStore::Get(const std::string& key) {
 
 Status LockedStateStore::Put(const std::string& key, const Json& value) {
   if (fail_put && fail_put()) return Unavailable("injected put failure");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   values_[key] = value;
   return Status::Ok();
 }
 
 Status LockedStateStore::Delete(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   values_.erase(key);
   return Status::Ok();
 }
 
 std::optional<Lsn> LockedStateStore::PersistedLsn(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;
   return *Lsn::Parse(it->second["last_lsn"].get<std::string>());

@@ -8,12 +8,12 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/lsn.h"
+#include "core/mutex.h"
 #include "core/pipeline.h"
 #include "core/sink.h"
 #include "core/source.h"
@@ -113,8 +113,8 @@ class LockedStateStore : public StateStore {
   std::function<bool()> fail_put;
 
  private:
-  std::mutex mu_;
-  std::map<std::string, Json> values_;  // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, Json> values_ GUARDED_BY(mu_);
 };
 
 // Calls source.Next until `done` holds for the pages read so far or `timeout` passes; returns

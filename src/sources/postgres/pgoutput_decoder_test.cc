@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sources/postgres/pgoutput_test_messages.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -27,7 +28,7 @@ class DecoderTest : public ::testing::Test {
     std::vector<TxnEvent> out;
     for (const std::string& m : messages) {
       Status s = decoder_.Decode(m, out);
-      EXPECT_TRUE(s.ok()) << PgoutputMessageName(m[0]) << ": " << s.ToString();
+      EXPECT_OK(s) << PgoutputMessageName(m[0]) << ": " << s.ToString();
     }
     return out;
   }
@@ -37,7 +38,7 @@ class DecoderTest : public ::testing::Test {
     std::vector<TxnEvent> out;
     for (size_t i = 0; i + 1 < messages.size(); ++i) {
       Status s = decoder_.Decode(messages[i], out);
-      EXPECT_TRUE(s.ok()) << s.ToString();
+      EXPECT_OK(s);
     }
     return decoder_.Decode(messages.back(), out);
   }
@@ -47,7 +48,7 @@ class DecoderTest : public ::testing::Test {
     while (decoder_.replaying()) {
       size_t before = out.size();
       Status s = decoder_.Replay(slice, out);
-      EXPECT_TRUE(s.ok()) << s.ToString();
+      EXPECT_OK(s);
       if (!s.ok()) break;
       size_t changes = 0;
       for (size_t i = before; i < out.size(); ++i) {
@@ -206,8 +207,8 @@ TEST_F(DecoderTest, TupleArityMismatchIsDataLoss) {
 TEST_F(DecoderTest, OldTupleArityMismatchIsDataLoss) {
   PgoutputDecoder d;
   std::vector<TxnEvent> out;
-  ASSERT_TRUE(d.Decode(Begin(0x500, 0, 7), out).ok());
-  ASSERT_TRUE(d.Decode(OrdersRelation(), out).ok());
+  ASSERT_OK(d.Decode(Begin(0x500, 0, 7), out));
+  ASSERT_OK(d.Decode(OrdersRelation(), out));
   EXPECT_EQ(d.Decode(Update(kOrders, 'K', {T("1")}, {T("1"), T("x")}), out).code(),
             StatusCode::kDataLoss);
 }
@@ -289,21 +290,21 @@ TEST_F(DecoderTest, SubtransactionAbortDropsOnlyItsChangesButKeepsItsSchema) {
 TEST_F(DecoderTest, StreamedTransactionSpillsPastTheMemoryBudgetAndReplaysInOrder) {
   PgoutputDecoder d(DecoderOptions{/*stream_memory_bytes=*/2 << 20, ""});
   std::vector<TxnEvent> out;
-  ASSERT_TRUE(d.Decode(StreamStart(900, true), out).ok());
-  ASSERT_TRUE(d.Decode(OrdersRelation(900), out).ok());
+  ASSERT_OK(d.Decode(StreamStart(900, true), out));
+  ASSERT_OK(d.Decode(OrdersRelation(900), out));
   const std::string filler(1000, 'x');
   const int kRows = 5000;  // ~5 MB: more than twice the budget
   for (int i = 0; i < kRows; ++i) {
-    ASSERT_TRUE(d.Decode(Insert(kOrders, {T(std::to_string(i)), T(filler)}, 900), out).ok());
+    ASSERT_OK(d.Decode(Insert(kOrders, {T(std::to_string(i)), T(filler)}, 900), out));
   }
-  ASSERT_TRUE(d.Decode(StreamStop(), out).ok());
+  ASSERT_OK(d.Decode(StreamStop(), out));
   EXPECT_LE(d.stream_buffer().memory_bytes(), size_t{2} << 20);
   EXPECT_GT(d.stream_buffer().spilled_bytes(), uint64_t{2} << 20);
-  ASSERT_TRUE(d.Decode(StreamCommit(900, 0x800, 0x830, 0), out).ok());
+  ASSERT_OK(d.Decode(StreamCommit(900, 0x800, 0x830, 0), out));
   int next = 0;
   while (d.replaying()) {
     out.clear();
-    ASSERT_TRUE(d.Replay(333, out).ok());
+    ASSERT_OK(d.Replay(333, out));
     for (const TxnEvent& e : out) {
       if (e.kind == TxnEvent::Kind::kCommit) continue;
       ASSERT_EQ((*e.change.after)[0].text, std::to_string(next));

@@ -11,6 +11,7 @@
 
 #include "sources/postgres/pgoutput_fuzz_driver.h"
 #include "sources/postgres/pgoutput_test_messages.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -87,7 +88,7 @@ TEST(PgoutputFuzz, MutatedStreamsNeverCrashAndFailWithTypedErrors) {
   const uint64_t seed = seed_env ? std::strtoull(seed_env, nullptr, 10) : 20240901;
   const auto corpus = Corpus();
   for (const auto& sequence : corpus) {
-    ASSERT_TRUE(DecodeFuzzInput(sequence, 1 << 20).ok()) << "corpus must be valid";
+    ASSERT_OK(DecodeFuzzInput(sequence, 1 << 20)) << "corpus must be valid";
   }
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sources/postgres/pgoutput_test_messages.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -12,7 +13,7 @@ using namespace testmsg;
 template <typename M>
 M ParseAs(const std::string& bytes, bool in_stream = false) {
   Result<PgoutputMessage> r = ParsePgoutputMessage(bytes, in_stream);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_OK(r);
   EXPECT_TRUE(std::holds_alternative<M>(*r));
   return std::get<M>(*r);
 }
@@ -194,7 +195,7 @@ TEST(Pgoutput, HugeCountsAreRejectedWithoutAllocating) {
 TEST(Pgoutput, MissingXidInsideAStreamIsDataLoss) {
   // The same bytes are valid outside a stream block and one field short inside it.
   std::string m = Delete(1, 'K', {T("a")});
-  EXPECT_TRUE(ParsePgoutputMessage(m, false).ok());
+  EXPECT_OK(ParsePgoutputMessage(m, false));
   EXPECT_EQ(ParseError(m, true).code(), StatusCode::kDataLoss);
 }
 

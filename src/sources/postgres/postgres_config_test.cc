@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace faucet {
 namespace {
 
@@ -21,7 +23,7 @@ Result<PostgresCdcConfig> CdcWith(const std::string& extra) {
 
 TEST(PostgresCdcConfig, DefaultsFollowTheIssue) {
   Result<PostgresCdcConfig> c = ParsePostgresCdcConfig(MakeBlock(kMinimal));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK(c);
   EXPECT_EQ(c->slot_name, "faucet_slot");
   EXPECT_EQ(c->publication_name, "faucet_pub");
   EXPECT_TRUE(c->create_slot_if_missing);
@@ -42,7 +44,7 @@ TEST(PostgresCdcConfig, ReadsEveryKey) {
       "create_slot_if_missing: false\nslot_type: temporary\nstart_lsn: 16/B374D848\n"
       "proto_version: 1\nidle_timeout: 5\nmax_cycle_duration: 60\nstatus_update_interval: 2\n"
       "batch_size: 10\nslot_acquire_retries: 3\ntls: {mode: verify_full, ca_path: /ca.pem}\n"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK(c);
   EXPECT_FALSE(c->create_slot_if_missing);
   EXPECT_TRUE(c->temporary_slot);
   EXPECT_EQ(c->start_lsn->ToString(), "16/B374D848");
@@ -122,7 +124,7 @@ TEST(PostgresCdcConfig, IdleTimeoutAndStatusIntervalDefaultsFollowTheWrittenValu
            Case{"idle_timeout: 5\nstatus_update_interval: 4\n", 5s, 4s},
        }) {
     Result<PostgresCdcConfig> config = CdcWith(c.yaml);
-    ASSERT_TRUE(config.ok()) << c.yaml << config.status().ToString();
+    ASSERT_OK(config) << c.yaml << config.status().ToString();
     EXPECT_EQ(config->idle_timeout, c.idle) << c.yaml;
     EXPECT_EQ(config->status_update_interval, c.status) << c.yaml;
   }
@@ -150,7 +152,7 @@ TEST(PostgresCdcConfig, BadUrlIsAnErrorThatHidesThePassword) {
 TEST(PostgresQueryConfig, ReadsQueryAndBatchSize) {
   Result<PostgresQueryConfig> c = ParsePostgresQueryConfig(
       MakeBlock("connection_url: postgres://h/d\nquery: SELECT 1\nbatch_size: 7\n"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK(c);
   EXPECT_EQ(c->query, "SELECT 1");
   EXPECT_EQ(c->batch_size, 7u);
   EXPECT_FALSE(ParsePostgresQueryConfig(MakeBlock("connection_url: postgres://h/d\n")).ok());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sources/postgres/pgoutput_test_messages.h"
+#include "testing/status_matchers.h"
 
 namespace faucet::postgres {
 namespace {
@@ -12,7 +13,7 @@ using testmsg::Bytes;
 TEST(WalsenderProtocol, XLogDataExposesPayloadAndPositions) {
   std::string m = Bytes('w').U64(0x10).U64(0x20).U64(5).str() + "Bpayload";
   Result<ReplicationMessage> r = ParseReplicationMessage(m);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   const XLogData& x = std::get<XLogData>(*r);
   EXPECT_EQ(x.wal_start, Lsn(0x10));
   EXPECT_EQ(x.wal_end, Lsn(0x20));
@@ -21,7 +22,7 @@ TEST(WalsenderProtocol, XLogDataExposesPayloadAndPositions) {
 
 TEST(WalsenderProtocol, KeepaliveCarriesWalEndAndReplyFlag) {
   Result<ReplicationMessage> r = ParseReplicationMessage(Bytes('k').U64(0x1234).U64(9).U8(1).str());
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   const Keepalive& k = std::get<Keepalive>(*r);
   EXPECT_EQ(k.wal_end, Lsn(0x1234));
   EXPECT_TRUE(k.reply_requested);

@@ -1,13 +1,16 @@
-// libFuzzer target (cmake -DFAUCET_FUZZ=ON with clang). The input is a sequence of messages,
-// each prefixed by a 2-byte big-endian length, fed to a fresh decoder; an untyped error
-// aborts. The first byte chooses the stream memory budget, so that spilling is fuzzed too.
-#include <cstdint>
+// pgoutput: the input is a sequence of replication messages, each prefixed by a 2-byte
+// big-endian length, fed to a fresh decoder. The first byte chooses the stream memory budget,
+// so that spilling is fuzzed too. Only typed decode errors are allowed.
+#include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
+#include "fuzz_target.h"
 #include "sources/postgres/pgoutput_fuzz_driver.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
+FAUCET_FUZZ_TARGET(pgoutput) {
+  if (size == 0) return;
   const size_t budget = data[0] & 1 ? 64 : 1 << 20;
   std::vector<std::string> messages;
   size_t at = 1;
@@ -21,5 +24,4 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!faucet::postgres::IsTypedDecodeError(faucet::postgres::DecodeFuzzInput(messages, budget))) {
     std::abort();
   }
-  return 0;
 }
