@@ -1,6 +1,7 @@
-// Named crash points: FAUCET_CRASH_AT=name[:nth] makes the process _exit(kCrashExitCode) the
-// nth time (default 1st) execution reaches CrashPoint("name"), with no flush, no destructor and
-// no atexit handler: what a SIGKILL or power cut at that instruction would leave behind.
+// Named crash points: FAUCET_CRASH_AT=name[:nth] makes the process exit with kCrashExitCode the
+// nth time (default 1st) execution reaches CrashPoint("name"), with no flush, no destructor, no
+// atexit handler and no sanitizer epilogue (the exit_group system call itself): what a SIGKILL
+// or power cut at that instruction would leave behind, other threads still running.
 //
 // Every name is declared once in the registry in crash_point.cc (listed by `faucet debug
 // crash-points`) so that the crash tests can iterate over all of them.

@@ -9,6 +9,12 @@
 
 namespace faucet::testing {
 
+int TimeScale() {
+  const char* v = std::getenv("FAUCET_TEST_TIME_SCALE");
+  const int scale = v == nullptr ? 1 : std::atoi(v);
+  return scale < 1 ? 1 : scale;
+}
+
 std::string RequireEnv(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') {

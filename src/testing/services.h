@@ -14,6 +14,11 @@ std::string RequireEnv(const char* name);
 // tables, slots and state keys, so tests never collide.
 std::string UniqueName(const std::string& prefix);
 
+// How much longer than usual a deadline of a test should be: FAUCET_TEST_TIME_SCALE (a whole
+// number, default 1), which the sanitizer runs of scripts/check.sh set because instrumented
+// binaries are several times slower. Deadlines only: a fixed duration of load stays as it is.
+int TimeScale();
+
 // A fresh empty directory under $TMPDIR, removed by nobody (tests leave it for inspection).
 std::string TempDir(const std::string& prefix);
 

@@ -86,39 +86,43 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
     src_.Exec("INSERT INTO " + table_ +
               " SELECT g, 'v' || g, g, CASE WHEN g % 500 = 0 THEN "
               "(SELECT string_agg(md5(g::text || x::text), '') FROM generate_series(1, 400) x) "
-              "END FROM generate_series(1, " + std::to_string(rows) + ") g");
+              "END FROM generate_series(1, " +
+              std::to_string(rows) + ") g");
     next_id_ = rows + 1;
   }
 
   std::string WriteConfig(bool continuous) {
     std::string sink;
     if (GetParam() == Dest::kPostgres) {
-      sink = "{type: postgres, config: {connection_url: '" + dest_url_ + "', table_name: " +
-             table_ + ", column_mapping: auto_map, write_mode: upsert, key: [id], " +
+      sink = "{type: postgres, config: {connection_url: '" + dest_url_ +
+             "', table_name: " + table_ +
+             ", column_mapping: auto_map, write_mode: upsert, key: [id], " +
              "delete_marker: {field: __op, values: [d]}}}";
     } else {
-      sink = "{type: sqlite, config: {database_url: '" + sqlite_path_ + "', table_name: " +
-             table_ + ", column_mapping: auto_map, write_mode: upsert, key: [id], " +
+      sink = "{type: sqlite, config: {database_url: '" + sqlite_path_ + "', table_name: " + table_ +
+             ", column_mapping: auto_map, write_mode: upsert, key: [id], " +
              "delete_marker: {field: __op, values: [d]}}}";
     }
     config_ = dir_ + "/mirror.yaml";
-    std::ofstream(config_)
-        << "version: 1\nname: " << table_ << "\npipeline:\n"
-        << "  source: {type: postgres-cdc, config: {connection_url: '" << src_.url()
-        << "', slot_name: " << table_ << "_slot, publication_name: " << table_
-        << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-        << "  transforms: [{type: cdc_unwrap}]\n"
-        << "  sink: " << sink << "\n"
-        << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
-        << "mirror:\n  mode: snapshot_then_cdc\n  continuous: " << (continuous ? "true" : "false")
-        << "\n  snapshot: {source: {type: postgres, config: {connection_url: '" << src_.url()
-        << "', query: 'SELECT * FROM " << table_ << "'}}}\n";
+    std::ofstream(config_) << "version: 1\nname: " << table_ << "\npipeline:\n"
+                           << "  source: {type: postgres-cdc, config: {connection_url: '"
+                           << src_.url() << "', slot_name: " << table_
+                           << "_slot, publication_name: " << table_
+                           << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
+                           << "  transforms: [{type: cdc_unwrap}]\n"
+                           << "  sink: " << sink << "\n"
+                           << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
+                           << "mirror:\n  mode: snapshot_then_cdc\n  continuous: "
+                           << (continuous ? "true" : "false")
+                           << "\n  snapshot: {source: {type: postgres, config: {connection_url: '"
+                           << src_.url() << "', query: 'SELECT * FROM " << table_ << "'}}}\n";
     return config_;
   }
 
   void StartMirror() {
     mirror_ = std::make_unique<testing::Process>(
-        std::vector<std::string>{FAUCET_BINARY, "mirror", config_}, std::map<std::string, std::string>{});
+        std::vector<std::string>{FAUCET_BINARY, "mirror", config_},
+        std::map<std::string, std::string>{});
   }
 
   testing::ProcessResult StopMirror(int sig) {
@@ -145,19 +149,21 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
             next_id_ += 100;
             break;
           case 1:
-            db.Exec("UPDATE " + t + " SET n = n + 1, v = 'upd' WHERE id % 97 = " +
-                    std::to_string(id % 97));
+            db.Exec("UPDATE " + t +
+                    " SET n = n + 1, v = 'upd' WHERE id % 97 = " + std::to_string(id % 97));
             break;
           case 2:
-            db.Exec("UPDATE " + t + " SET big = (SELECT string_agg(md5(random()::text), '') "
-                    "FROM generate_series(1, 400)) WHERE id = " + std::to_string(id));
+            db.Exec("UPDATE " + t +
+                    " SET big = (SELECT string_agg(md5(random()::text), '') "
+                    "FROM generate_series(1, 400)) WHERE id = " +
+                    std::to_string(id));
             break;
           case 3:
             db.Exec("DELETE FROM " + t + " WHERE id = " + std::to_string(id));
             break;
           case 4:
-            db.Exec("UPDATE " + t + " SET id = " + std::to_string(next_id_++) + " WHERE id = " +
-                    std::to_string(id));
+            db.Exec("UPDATE " + t + " SET id = " + std::to_string(next_id_++) +
+                    " WHERE id = " + std::to_string(id));
             break;
           case 5:
             db.Exec("INSERT INTO " + t + " VALUES (" + std::to_string(next_id_++) +
@@ -176,9 +182,10 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
   }
 
   std::string SourceAggregate() {
-    return *src_.Scalar("SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
-                        "FROM (SELECT id, " + std::string(kRowText) + " AS r FROM " + table_ +
-                        ") s");
+    return *src_.Scalar(
+        "SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
+        "FROM (SELECT id, " +
+        std::string(kRowText) + " AS r FROM " + table_ + ") s");
   }
 
   int64_t DestCount() {
@@ -210,13 +217,15 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
 
   std::string DestAggregate() {
     if (GetParam() == Dest::kSqlite) return SqliteAggregate(sqlite_path_, table_);
-    return *dest_->Scalar("SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
-                          "FROM (SELECT id, " + std::string(kRowText) + " AS r FROM " + table_ +
-                          ") s");
+    return *dest_->Scalar(
+        "SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
+        "FROM (SELECT id, " +
+        std::string(kRowText) + " AS r FROM " + table_ + ") s");
   }
 
   // Waits until the destination equals the source; returns the seconds it took.
   double ExpectConverges(std::chrono::seconds limit = 60s) {
+    limit *= testing::TimeScale();
     auto start = std::chrono::steady_clock::now();
     std::string want = SourceAggregate();
     std::string got;
@@ -249,9 +258,9 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
   // Polls the mirror's marker until it says the snapshot is done (at most 60 s).
   bool WaitForSnapshotDone() {
     std::string marker;
-    for (int i = 0; i < 600; ++i) {
-      marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"})
-                   .output;
+    for (int i = 0; i < 600 * testing::TimeScale(); ++i) {
+      marker =
+          testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
       if (marker.find("\"snapshot_done\":true") != std::string::npos) return true;
       std::this_thread::sleep_for(100ms);
     }
@@ -304,8 +313,8 @@ TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
     EXPECT_EQ(DestCount(), 0);
   }
   StopMirror(SIGKILL);
-  std::string marker = testing::RunProcess({FAUCET_BINARY, "state", "get", config_,
-                                            "__replication__"}).output;
+  std::string marker =
+      testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
   EXPECT_NE(marker.find("\"snapshot_done\":false"), std::string::npos)
       << "killed after the snapshot, not during it: " << marker;
   StartMirror();  // redoes the snapshot from the same position
@@ -360,8 +369,10 @@ TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
   StartMirror();
   ASSERT_TRUE(WaitForSnapshotDone());
   // The replication connection is killed twice, each time once it is streaming again.
-  const std::string kill = "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
-                           "WHERE slot_name = '" + table_ + "_slot' AND active_pid IS NOT NULL";
+  const std::string kill =
+      "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+      "WHERE slot_name = '" +
+      table_ + "_slot' AND active_pid IS NOT NULL";
   for (int i = 0; i < 2; ++i) {
     std::optional<std::string> killed;
     for (int tries = 0; tries < 600 && !killed; ++tries) {
@@ -374,8 +385,8 @@ TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
   if (GetParam() == Dest::kPostgres) {
     // The destination refuses connections for several seconds.
     src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS false");
-    src_.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
-              table_ + "' AND pid <> pg_backend_pid()");
+    src_.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + table_ +
+              "' AND pid <> pg_backend_pid()");
     std::this_thread::sleep_for(5s);
     src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS true");
     dest_ = std::make_unique<TestDb>(dest_url_);  // ours was terminated too
@@ -412,8 +423,7 @@ std::string OneShotMirrorConfig(const std::string& src_url, const std::string& t
       << "  sink: " << sink << "\n"
       << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
       << "mirror: {mode: snapshot_then_cdc, continuous: false, snapshot: {source: {type: "
-      << "postgres, config: {connection_url: '" << src_url << "', query: '" << query
-      << "'}}}}\n";
+      << "postgres, config: {connection_url: '" << src_url << "', query: '" << query << "'}}}}\n";
   return config;
 }
 
@@ -455,9 +465,9 @@ TEST(MirrorExactCut, RowsInsertedDuringTheSnapshotAppearExactlyOnceInAnAppendSin
   std::string dir = testing::TempDir("cut");
   PublishTable(src, t, "SELECT g, repeat('x', 200) FROM generate_series(1, 300000) g");
   SlotGuard guard(src.url(), t + "_slot");
-  std::string config = OneShotMirrorConfig(
-      src.url(), t, dir, "{type: jsonl, config: {path: '" + dir + "/out.jsonl'}}",
-      "SELECT * FROM " + t);
+  std::string config = OneShotMirrorConfig(src.url(), t, dir,
+                                           "{type: jsonl, config: {path: '" + dir + "/out.jsonl'}}",
+                                           "SELECT * FROM " + t);
   std::atomic<bool> stop{false};
   std::atomic<int> inserted{0};
   std::thread writer([&] {
