@@ -27,10 +27,12 @@ build() {
 
 asan() {
   build asan
-  # Left to `make test`: the 100,000-row crash runs (minutes each at -O0 under ASan) and the
-  # bound on peak memory, which ASan's shadow memory and quarantine inflate.
+  # Left to `make test`: the 100,000-row crash runs (minutes each at -O0 under ASan), the
+  # bound on peak memory, which ASan's shadow memory and quarantine inflate, and the SQLite
+  # mirror killed under an unthrottled writer, which at -O0 cannot catch up within its
+  # deadline (it runs under tsan too).
   bash scripts/test.sh build/asan -L 'unit|integration|crash' \
-    -E '_100000|MillionRowTransactionStreamsInBoundedMemory'
+    -E '_100000|MillionRowTransactionStreamsInBoundedMemory|SigkillDuringTheSnapshotAndDuringCdcLosesNothing/sqlite'
 }
 
 tsan() {
