@@ -13,31 +13,17 @@
 
 #include <fstream>
 
+#include "sinks/mysql/mysql_sink.h"
 #include "sources/postgres/pg_test_support.h"
 #include "testing/process.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 
 namespace faucet {
 namespace {
 
 using postgres::testing::SlotGuard;
 using postgres::testing::TestDb;
-
-struct MysqlUrl {
-  std::string user, password, host, port, db;
-};
-
-MysqlUrl ParseMysql(const std::string& url) {  // mysql://user:pass@host:port/db
-  MysqlUrl m;
-  std::string rest = url.substr(url.find("://") + 3);
-  m.user = rest.substr(0, rest.find(':'));
-  m.password = rest.substr(rest.find(':') + 1, rest.find('@') - rest.find(':') - 1);
-  std::string hostport = rest.substr(rest.find('@') + 1, rest.find('/') - rest.find('@') - 1);
-  m.host = hostport.substr(0, hostport.find(':'));
-  m.port = hostport.substr(hostport.find(':') + 1);
-  m.db = rest.substr(rest.find('/') + 1);
-  return m;
-}
 
 enum class Dest { kPostgres, kSqlite, kMysql };
 enum class Mode { kAppend, kUpsert };
@@ -130,9 +116,12 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
         r = testing::RunProcess({"/usr/bin/sqlite3", dest_url_, sql});
         break;
       case Dest::kMysql: {
-        MysqlUrl m = ParseMysql(dest_url_);
-        r = testing::RunProcess({"/usr/bin/mariadb", "-h", m.host, "-P", m.port, "-u", m.user,
-                                 "-p" + m.password, "-N", "-B", m.db, "-e", sql});
+        Result<MysqlUrl> m = ParseMysqlUrl(dest_url_);
+        EXPECT_OK(m);
+        if (!m.ok()) return "";
+        r = testing::RunProcess({"/usr/bin/mariadb", "-h", m->host, "-P", std::to_string(m->port),
+                                 "-u", m->user, "-p" + m->password, "-N", "-B", m->database, "-e",
+                                 sql});
         break;
       }
     }
