@@ -58,6 +58,11 @@ constexpr std::size_t kMaxConfigFileBytes = 16 << 20;
 // Deeper than any real config; stops a self-referencing alias (`a: &x [*x]`) from recursing
 // forever.
 constexpr int kMaxDepth = 100;
+// Aliases share nodes, so a small file can name a huge tree (`b: [*a, *a]`, `c: [*b, *b]`, ...)
+// or a huge string (`b: ${vars.a}${vars.a}`, ...). Far beyond any real config, far below what
+// would exhaust memory.
+constexpr std::size_t kMaxValues = 100000;
+constexpr std::size_t kMaxExpandedBytes = 1 << 20;
 
 bool Contains(KeyList keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -161,6 +166,11 @@ class Interpolator {
                   "nested more than " + std::to_string(kMaxDepth) +
                       " levels deep (a self-referencing YAML alias?)");
     }
+    if (++values_ > kMaxValues) {
+      return Fail(node, path,
+                  "the document has more than " + std::to_string(kMaxValues) +
+                      " values once its YAML aliases are expanded");
+    }
     if (node.IsScalar()) {
       // An alias shares its anchor's node; expanding it twice would undo a "$${" escape.
       for (const YAML::Node& done : rewritten_) {
@@ -220,6 +230,11 @@ class Interpolator {
         return Fail(at, path, "unterminated '${' (write '$${' for a literal '${')");
       }
       ASSIGN_OR_RETURN(Expansion part, Resolve(text.substr(i + 2, end - i - 2), at, path));
+      if (out.text.size() + part.text.size() > kMaxExpandedBytes) {
+        return Fail(at, path,
+                    "expands to more than " + std::to_string(kMaxExpandedBytes) +
+                        " bytes (variables that repeat each other?)");
+      }
       out.text += part.text;
       out.sensitive = out.sensitive || part.sensitive;
       i = end + 1;
@@ -294,6 +309,7 @@ class Interpolator {
   std::map<std::string, Expansion> var_values_;
   std::vector<std::string> var_stack_;  // vars being expanded, innermost last
   std::vector<YAML::Node> rewritten_;   // scalars already expanded
+  std::size_t values_ = 0;              // nodes walked, aliases counted each time
 };
 
 enum class Role { kSource, kSink, kTransform, kState };

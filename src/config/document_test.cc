@@ -1,5 +1,6 @@
 #include "config/document.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -202,6 +203,35 @@ TEST_F(DocumentTest, SelfReferencingAliasIsRejected) {
   EXPECT_EQ(doc.status().message(),
             "t.yaml:1:42: " + path +
                 ": nested more than 100 levels deep (a self-referencing YAML alias?)");
+}
+
+// "Billion laughs": ten levels of ten aliases each name 10^10 values in a few hundred bytes.
+TEST_F(DocumentTest, AliasesThatExpandWithoutBoundAreRejected) {
+  std::string text = "pipeline:\n sink: {type: b}\n source:\n  type: a\n  config:\n"
+                     "   l0: &l0 [v, v, v, v, v, v, v, v, v, v]\n";
+  for (int i = 1; i < 10; ++i) {
+    std::string prev = "*l" + std::to_string(i - 1);
+    text += "   l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + prev;
+    text += "]\n";
+  }
+  Result<Document> doc = ParseDocument(text, "t.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_THAT(doc.status().message(),
+              testing::HasSubstr("more than 100000 values once its YAML aliases are expanded"));
+}
+
+TEST_F(DocumentTest, VariablesThatDoubleWithoutBoundAreRejected) {
+  std::string text = "vars:\n  v0: xxxxxxxxxxxxxxxx\n";
+  for (int i = 1; i < 40; ++i) {
+    std::string prev = "${vars.v" + std::to_string(i - 1) + "}";
+    text += "  v" + std::to_string(i) + ": \"" + prev + prev + "\"\n";
+  }
+  text += "pipeline: {source: {type: a, config: {x: '${vars.v39}'}}, sink: {type: b}}\n";
+  Result<Document> doc = ParseDocument(text, "t.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_THAT(doc.status().message(),
+              testing::HasSubstr("expands to more than 1048576 bytes (variables that repeat"));
 }
 
 TEST_F(DocumentTest, EveryReferenceExampleLoads) {
