@@ -1,8 +1,8 @@
-#include "cli/delivery.h"
+#include "assembly/delivery.h"
 
-#include "cli/registry.h"
+#include "assembly/registry.h"
 
-namespace faucet::cli {
+namespace faucet::assembly {
 namespace {
 
 template <typename Kind, typename Pred>
@@ -67,4 +67,4 @@ Result<Guarantee> DeriveDelivery(const config::Document& doc, const SinkCapabili
   return fail("is not compatible with a DLQ in this version");
 }
 
-}  // namespace faucet::cli
+}  // namespace faucet::assembly

@@ -8,7 +8,7 @@
 #include "core/pipeline.h"
 #include "core/status.h"
 
-namespace faucet::cli {
+namespace faucet::assembly {
 
 enum class Guarantee {
   kAtLeastOnce,
@@ -31,4 +31,4 @@ Result<Guarantee> DeriveDelivery(const config::Document& doc, const SinkCapabili
 // The pipeline write path for a guarantee: only the atomic watermark changes it.
 Delivery PipelineDelivery(Guarantee g);
 
-}  // namespace faucet::cli
+}  // namespace faucet::assembly

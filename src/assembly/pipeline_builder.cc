@@ -1,9 +1,9 @@
-#include "cli/pipeline_builder.h"
+#include "assembly/pipeline_builder.h"
 
-#include "cli/registry.h"
+#include "assembly/registry.h"
 #include "state/memory_state_store.h"
 
-namespace faucet::cli {
+namespace faucet::assembly {
 
 std::vector<Transform*> PipelineParts::TransformPtrs() const {
   std::vector<Transform*> out;
@@ -72,4 +72,4 @@ Result<std::unique_ptr<StateStore>> OpenState(const BuiltPipeline& built) {
   return OpenStateStore(*built.state);
 }
 
-}  // namespace faucet::cli
+}  // namespace faucet::assembly

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/delivery.h"
+#include "assembly/delivery.h"
 #include "config/document.h"
 #include "core/pipeline.h"
 #include "core/sink.h"
@@ -15,7 +15,7 @@
 #include "core/transform.h"
 #include "state/state_config.h"
 
-namespace faucet::cli {
+namespace faucet::assembly {
 
 // The connectors of one pipeline run. Built fresh for every run (the mirror builds one per
 // cycle), so a failed connection is never reused.
@@ -55,4 +55,4 @@ Result<BuiltPipeline> BuildPipeline(const std::string& path);
 // Builds the config's state store (memory when the config has none).
 Result<std::unique_ptr<StateStore>> OpenState(const BuiltPipeline& built);
 
-}  // namespace faucet::cli
+}  // namespace faucet::assembly

@@ -1,4 +1,4 @@
-#include "cli/registry.h"
+#include "assembly/registry.h"
 
 #include <algorithm>
 
@@ -13,7 +13,7 @@
 #include "sources/postgres/query_source.h"
 #include "transforms/transforms.h"
 
-namespace faucet::cli {
+namespace faucet::assembly {
 namespace {
 
 // Connector types of the reference system that this build does not have yet: a config that
@@ -123,4 +123,4 @@ Result<std::unique_ptr<Transform>> MakeTransform(const config::ConnectorSpec& sp
   return transform;
 }
 
-}  // namespace faucet::cli
+}  // namespace faucet::assembly

@@ -13,7 +13,7 @@
 #include "core/source.h"
 #include "core/transform.h"
 
-namespace faucet::cli {
+namespace faucet::assembly {
 
 struct SourceKind {
   std::string type;
@@ -59,4 +59,4 @@ Result<std::unique_ptr<Sink>> MakeSink(const config::ConnectorSpec& spec,
 Result<std::unique_ptr<Transform>> MakeTransform(const config::ConnectorSpec& spec,
                                                  std::vector<std::string>& warnings);
 
-}  // namespace faucet::cli
+}  // namespace faucet::assembly

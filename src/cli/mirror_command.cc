@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
-#include "cli/pipeline_builder.h"
+#include "assembly/pipeline_builder.h"
 #include "cli/signals.h"
 #include "core/redact.h"
 #include "mirror/mirror.h"
@@ -13,13 +13,13 @@
 namespace faucet::cli {
 
 int MirrorCommand(const std::string& config_path) {
-  Result<BuiltPipeline> built = BuildPipeline(config_path);
+  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(config_path);
   if (!built.ok()) return ReportFailure(built.status());
   std::vector<std::string> warnings = built->warnings;
   Result<mirror::MirrorConfig> config = mirror::ParseMirrorConfig(*built, warnings);
   if (!config.ok()) return ReportFailure(config.status());
   for (const std::string& w : warnings) spdlog::warn("{}", w);
-  Result<std::unique_ptr<StateStore>> state = OpenState(*built);
+  Result<std::unique_ptr<StateStore>> state = assembly::OpenState(*built);
   if (!state.ok()) return ReportFailure(state.status());
 
   mirror::Mirror m(*built, std::move(*config), **state, StopFlag());
@@ -30,9 +30,9 @@ int MirrorCommand(const std::string& config_path) {
 }
 
 int MirrorStatusCommand(const std::string& config_path, bool json) {
-  Result<BuiltPipeline> built = BuildPipeline(config_path);
+  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(config_path);
   if (!built.ok()) return ReportFailure(built.status());
-  Result<std::unique_ptr<StateStore>> state = OpenState(*built);
+  Result<std::unique_ptr<StateStore>> state = assembly::OpenState(*built);
   if (!state.ok()) return ReportFailure(state.status());
   Result<Json> status = mirror::ReadMirrorStatus(*built, **state);
   if (!status.ok()) return ReportFailure(status.status());

@@ -2,13 +2,13 @@
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
-#include "cli/pipeline_builder.h"
+#include "assembly/pipeline_builder.h"
 
 namespace faucet::cli {
 namespace {
 
 // A bare suffix ("row-0", "cdc") means the config's own pipeline: "{name}::{suffix}".
-std::string FullKey(const BuiltPipeline& built, const std::string& key) {
+std::string FullKey(const assembly::BuiltPipeline& built, const std::string& key) {
   return key.find("::") == std::string::npos ? built.doc.name + "::" + key : key;
 }
 
@@ -21,14 +21,14 @@ struct KeyedState {
 };
 
 KeyedState OpenKey(const std::string& config_path, const std::string& key) {
-  Result<BuiltPipeline> built = BuildPipeline(config_path);
+  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(config_path);
   if (!built.ok()) return {nullptr, "", ReportFailure(built.status())};
   if (!built->state) {
     return {nullptr, "",
             ReportFailure(InvalidArgument(built->doc.file +
                                           ": pipeline.state: the config has no state store"))};
   }
-  Result<std::unique_ptr<StateStore>> state = OpenState(*built);
+  Result<std::unique_ptr<StateStore>> state = assembly::OpenState(*built);
   if (!state.ok()) return {nullptr, "", ReportFailure(state.status())};
   std::string full = FullKey(*built, key);
   if (Status st = ValidateStateKey(full); !st.ok()) return {nullptr, "", ReportFailure(st)};

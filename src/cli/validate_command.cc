@@ -3,7 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_code.h"
-#include "cli/pipeline_builder.h"
+#include "assembly/pipeline_builder.h"
 #include "core/redact.h"
 #include "mirror/mirror_config.h"
 
@@ -13,7 +13,7 @@ namespace {
 
 // A config with a mirror: block is checked as `faucet mirror` would run it; the result is a
 // one-line summary, or the error.
-Result<std::string> CheckMirror(BuiltPipeline& built) {
+Result<std::string> CheckMirror(assembly::BuiltPipeline& built) {
   if (!built.doc.mirror) return std::string();
   ASSIGN_OR_RETURN(mirror::MirrorConfig cfg, mirror::ParseMirrorConfig(built, built.warnings));
   return std::string("snapshot_then_cdc from ") + cfg.snapshot_source.type +
@@ -23,7 +23,7 @@ Result<std::string> CheckMirror(BuiltPipeline& built) {
 }  // namespace
 
 int ValidateCommand(const std::string& config_path, bool json) {
-  Result<BuiltPipeline> built = BuildPipeline(config_path);
+  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(config_path);
   Result<std::string> mirror = built.ok() ? CheckMirror(*built) : Result<std::string>("");
   if (built.ok() && !mirror.ok()) built = mirror.status();
   if (json) {
@@ -35,7 +35,7 @@ int ValidateCommand(const std::string& config_path, bool json) {
       out["source"] = built->doc.source.type;
       out["sink"] = built->doc.sink.type;
       out["state"] = built->doc.state ? built->doc.state->type : "none";
-      out["delivery"] = GuaranteeName(built->guarantee);
+      out["delivery"] = assembly::GuaranteeName(built->guarantee);
       out["warnings"] = built->warnings;
       if (!mirror->empty()) out["mirror"] = *mirror;
     } else {
@@ -51,7 +51,7 @@ int ValidateCommand(const std::string& config_path, bool json) {
               config_path.c_str(), built->doc.name.c_str(), built->doc.source.type.c_str(),
               built->doc.sink.type.c_str(),
               built->doc.state ? built->doc.state->type.c_str() : "none",
-              GuaranteeName(built->guarantee));
+              assembly::GuaranteeName(built->guarantee));
   if (!mirror->empty()) std::printf("  mirror: %s\n", mirror->c_str());
   return kExitOk;
 }

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "cli/registry.h"
+#include "assembly/registry.h"
 #include "core/pipeline.h"
 #include "mirror/snapshot_progress.h"
 #include "sources/postgres/postgres_config.h"
@@ -35,7 +35,7 @@ bool RetryableInMirror(const Status& status) {
   }
 }
 
-Mirror::Mirror(const cli::BuiltPipeline& built, MirrorConfig config, StateStore& state,
+Mirror::Mirror(const assembly::BuiltPipeline& built, MirrorConfig config, StateStore& state,
                const std::atomic<bool>& stop)
     : built_(built), config_(std::move(config)), state_(state), stop_(stop) {}
 
@@ -82,7 +82,7 @@ Result<Bookmark> Mirror::Bootstrap() {
     position = Bookmark{Json{{"last_lsn", exported_->consistent_point.ToString()}}};
   } else {
     std::vector<std::string> warnings;
-    ASSIGN_OR_RETURN(std::unique_ptr<Source> source, cli::MakeSource(built_.doc.source, warnings));
+    ASSIGN_OR_RETURN(std::unique_ptr<Source> source, assembly::MakeSource(built_.doc.source, warnings));
     ASSIGN_OR_RETURN(position, source->CapturePosition());
   }
   spdlog::info("mirror {}: captured position {}", name, position.ToString());
@@ -125,8 +125,8 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
 Result<PipelineStats> Mirror::SnapshotPass(const Bookmark& position, bool bulk) {
   const std::string& name = built_.doc.name;
   std::vector<std::string> warnings;  // already reported by validation
-  ASSIGN_OR_RETURN(cli::PipelineParts parts,
-                   cli::MakeParts(built_.doc, config_.snapshot_source, true, warnings));
+  ASSIGN_OR_RETURN(assembly::PipelineParts parts,
+                   assembly::MakeParts(built_.doc, config_.snapshot_source, true, warnings));
   if (bulk) parts.sink->BeginBulkLoad();
 
   // The snapshot is not resumable: its progress lives in memory and a crash redoes it.
@@ -135,7 +135,7 @@ Result<PipelineStats> Mirror::SnapshotPass(const Bookmark& position, bool bulk) 
   PipelineOptions options;
   options.state_key = name + "::snapshot";
   options.stop = &stop_;
-  options.dlq = cli::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
+  options.dlq = assembly::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
   options.on_page = [&](const Page&, const PipelineStats& stats) {
     status_.snapshot_rows = stats.changes;
     if (progress.Tick(stats.changes)) SaveStatus();
@@ -159,13 +159,13 @@ Result<PipelineStats> Mirror::SnapshotPass(const Bookmark& position, bool bulk) 
 
 Status Mirror::RunCdcCycle() {
   std::vector<std::string> warnings;  // already reported by validation
-  ASSIGN_OR_RETURN(cli::PipelineParts parts,
-                   cli::MakeParts(built_.doc, built_.doc.source, false, warnings));
+  ASSIGN_OR_RETURN(assembly::PipelineParts parts,
+                   assembly::MakeParts(built_.doc, built_.doc.source, false, warnings));
   PipelineOptions options;
   options.state_key = CdcKey(built_.doc.name);
-  options.delivery = cli::PipelineDelivery(built_.guarantee);
+  options.delivery = assembly::PipelineDelivery(built_.guarantee);
   options.stop = &stop_;
-  options.dlq = cli::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
+  options.dlq = assembly::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
   int64_t last_save = 0;
   options.on_page = [&](const Page& page, const PipelineStats&) {
     if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {

@@ -18,7 +18,7 @@
 
 #include <atomic>
 
-#include "cli/pipeline_builder.h"
+#include "assembly/pipeline_builder.h"
 #include "core/state_store.h"
 #include "mirror/mirror_config.h"
 #include "mirror/mirror_status.h"
@@ -29,7 +29,7 @@ namespace faucet::mirror {
 class Mirror {
  public:
   // Borrows all; they must outlive the mirror. `stop` is set by SIGINT/SIGTERM.
-  Mirror(const cli::BuiltPipeline& built, MirrorConfig config, StateStore& state,
+  Mirror(const assembly::BuiltPipeline& built, MirrorConfig config, StateStore& state,
          const std::atomic<bool>& stop);
 
   // Runs until the stream ends (continuous: false), a stop request (ok), or an error that
@@ -57,7 +57,7 @@ class Mirror {
   // Sleeps `d`, waking early on a stop request.
   void Sleep(std::chrono::milliseconds d) const;
 
-  const cli::BuiltPipeline& built_;
+  const assembly::BuiltPipeline& built_;
   MirrorConfig config_;
   StateStore& state_;
   const std::atomic<bool>& stop_;

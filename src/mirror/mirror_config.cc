@@ -1,10 +1,10 @@
 #include "mirror/mirror_config.h"
 
-#include "cli/registry.h"
+#include "assembly/registry.h"
 
 namespace faucet::mirror {
 
-Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
+Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
                                        std::vector<std::string>& warnings) {
   const config::Document& doc = built.doc;
   if (!doc.mirror) {
@@ -37,17 +37,17 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
   }
   ASSIGN_OR_RETURN(cfg.snapshot_source, config::ParseSourceSpec(snapshot, "source", warnings));
 
-  const cli::SourceKind* cdc = cli::FindSourceKind(doc.source.type);
+  const assembly::SourceKind* cdc = assembly::FindSourceKind(doc.source.type);
   if (cdc == nullptr || !cdc->change_stream) {
     return doc.source.spec.Error("type",
                                  "a mirror streams from a CDC source (e.g. postgres-cdc), "
                                  "not '" +
                                      doc.source.type + "'");
   }
-  const cli::SourceKind* snap = cli::FindSourceKind(cfg.snapshot_source.type);
+  const assembly::SourceKind* snap = assembly::FindSourceKind(cfg.snapshot_source.type);
   if (snap == nullptr) {
     std::vector<std::string> ignored;
-    Result<std::unique_ptr<Source>> probe = cli::MakeSource(cfg.snapshot_source, ignored);
+    Result<std::unique_ptr<Source>> probe = assembly::MakeSource(cfg.snapshot_source, ignored);
     return probe.status();
   }
   if (snap->change_stream) {
@@ -57,7 +57,7 @@ Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
   }
   std::vector<std::string> snapshot_warnings;
   ASSIGN_OR_RETURN(std::unique_ptr<Source> probe,
-                   cli::MakeSource(cfg.snapshot_source, snapshot_warnings));
+                   assembly::MakeSource(cfg.snapshot_source, snapshot_warnings));
   warnings.insert(warnings.end(), snapshot_warnings.begin(), snapshot_warnings.end());
 
   if (!doc.state) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/pipeline_builder.h"
+#include "assembly/pipeline_builder.h"
 #include "config/document.h"
 
 namespace faucet::mirror {
@@ -20,7 +20,7 @@ struct MirrorConfig {
 // snapshot source a query source, the state store durable, a Postgres slot permanent. A
 // non-upsert sink is a warning (the snapshot/stream overlap may then duplicate rows). Errors
 // name the file, line and key.
-Result<MirrorConfig> ParseMirrorConfig(const cli::BuiltPipeline& built,
+Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
                                        std::vector<std::string>& warnings);
 
 }  // namespace faucet::mirror

@@ -30,7 +30,7 @@ std::optional<int64_t> PostgresLagBytes(const config::Document& doc, const Lsn& 
 
 }  // namespace
 
-Result<Json> ReadMirrorStatus(const cli::BuiltPipeline& built, StateStore& state) {
+Result<Json> ReadMirrorStatus(const assembly::BuiltPipeline& built, StateStore& state) {
   const std::string& name = built.doc.name;
   ASSIGN_OR_RETURN(std::optional<Json> marker, state.Get(MarkerKey(name)));
   ASSIGN_OR_RETURN(std::optional<Json> bookmark, state.Get(CdcKey(name)));
