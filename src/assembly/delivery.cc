@@ -32,10 +32,9 @@ Delivery PipelineDelivery(Guarantee g) {
   return g == Guarantee::kAtomicWatermark ? Delivery::kAtomicWatermark : Delivery::kAtLeastOnce;
 }
 
-Result<Guarantee> DeriveDelivery(const config::Document& doc, const SinkCapabilities& sink,
-                                 Durability state) {
-  const SourceKind* source = FindSourceKind(doc.source.type);
-  bool deterministic = source != nullptr && source->deterministic_replay;
+Result<Guarantee> DeriveDelivery(const config::Document& doc, const SourceCapabilities& source,
+                                 const SinkCapabilities& sink, Durability state) {
+  const bool deterministic = source.deterministic_replay;
   bool durable_state = state != Durability::kNone;
 
   if (doc.delivery == config::RequestedDelivery::kAtLeastOnce) {

@@ -6,6 +6,8 @@
 
 #include "config/document.h"
 #include "core/pipeline.h"
+#include "core/sink.h"
+#include "core/source.h"
 #include "core/status.h"
 
 namespace faucet::assembly {
@@ -19,14 +21,14 @@ enum class Guarantee {
 // "at-least-once", "effectively-once (atomic watermark)", "effectively-once (keyed upsert)".
 const char* GuaranteeName(Guarantee g);
 
-// The guarantee `doc` runs with, derived from what its built sink declares (`sink`, the
-// sink's Capabilities()), never from the YAML: a sink that cannot upsert never earns "keyed
-// upsert", whatever keys the config has. When exactly_once is requested and no mechanism
+// The guarantee `doc` runs with, derived from what its built source and sink declare (their
+// Capabilities()), never from the YAML: a sink that cannot upsert never earns "keyed upsert",
+// whatever keys the config has. When exactly_once is requested and no mechanism
 // applies, a kInvalidArgument naming the limiting side, checked in the reference's order:
 // source, sink, state store, DLQ. `state` is what the state store promises (Durability::kNone
 // without one).
-Result<Guarantee> DeriveDelivery(const config::Document& doc, const SinkCapabilities& sink,
-                                 Durability state);
+Result<Guarantee> DeriveDelivery(const config::Document& doc, const SourceCapabilities& source,
+                                 const SinkCapabilities& sink, Durability state);
 
 // The pipeline write path for a guarantee: only the atomic watermark changes it.
 Delivery PipelineDelivery(Guarantee g);

@@ -61,7 +61,8 @@ Result<BuiltPipeline> BuildPipeline(const std::string& path) {
                              ": pipeline.state: no state store, so nothing is persisted and "
                              "every run starts from the beginning");
   }
-  ASSIGN_OR_RETURN(built.guarantee, DeriveDelivery(d, built.parts.sink->Capabilities(),
+  ASSIGN_OR_RETURN(built.guarantee, DeriveDelivery(d, built.parts.source->Capabilities(),
+                                                   built.parts.sink->Capabilities(),
                                                    built.state ? DurabilityOf(built.state->type)
                                                                : Durability::kNone));
   return built;

@@ -64,9 +64,9 @@ void WarnUnread(const config::Block& block, std::vector<std::string>& warnings) 
 
 const std::vector<SourceKind>& SourceKinds() {
   static const std::vector<SourceKind> kKinds = {
-      {"generator", false, false, MakeGeneratorSource},
-      {"postgres-cdc", true, true, MakePostgresCdcSource},
-      {"postgres", false, false, MakePostgresQuerySource},
+      {"generator", false, MakeGeneratorSource},
+      {"postgres-cdc", true, MakePostgresCdcSource},
+      {"postgres", false, MakePostgresQuerySource},
   };
   return kKinds;
 }
@@ -91,12 +91,9 @@ const std::vector<TransformKind>& TransformKinds() {
   return kKinds;
 }
 
-const SourceKind* FindSourceKind(const std::string& type) { return Find(SourceKinds(), type); }
-const SinkKind* FindSinkKind(const std::string& type) { return Find(SinkKinds(), type); }
-
 Result<std::unique_ptr<Source>> MakeSource(const config::ConnectorSpec& spec,
                                            std::vector<std::string>& warnings) {
-  const SourceKind* kind = FindSourceKind(spec.type);
+  const SourceKind* kind = Find(SourceKinds(), spec.type);
   if (kind == nullptr) return UnknownType(spec, "source", SourceKinds(), kUnavailableSources);
   ASSIGN_OR_RETURN(std::unique_ptr<Source> source, kind->make(spec.config));
   WarnUnread(spec.config, warnings);
@@ -105,7 +102,7 @@ Result<std::unique_ptr<Source>> MakeSource(const config::ConnectorSpec& spec,
 
 Result<std::unique_ptr<Sink>> MakeSink(const config::ConnectorSpec& spec,
                                        std::vector<std::string>& warnings) {
-  const SinkKind* kind = FindSinkKind(spec.type);
+  const SinkKind* kind = Find(SinkKinds(), spec.type);
   if (kind == nullptr) return UnknownType(spec, "sink", SinkKinds(), kUnavailableSinks);
   ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink, kind->make(spec.config));
   WarnUnread(spec.config, warnings);

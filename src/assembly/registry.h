@@ -1,6 +1,6 @@
-// The connector registry: maps the `type:` names of a config to factories, and knows the
-// properties delivery derivation needs (which sources replay deterministically, which sinks
-// commit a watermark atomically). Only the CLI (and the mirror) know concrete connectors.
+// The connector registry: maps the `type:` names of a config to factories. The only place that
+// knows concrete connectors; callers decide from what a built connector declares
+// (Source::Capabilities, Sink::Capabilities).
 #pragma once
 
 #include <functional>
@@ -17,10 +17,9 @@ namespace faucet::assembly {
 
 struct SourceKind {
   std::string type;
-  // Replays the same changes from the same bookmark: the precondition of exactly-once.
+  // Replays the same changes from the same bookmark, in some configuration: only for naming
+  // such sources in errors. What a built source does is its Capabilities().
   bool deterministic_replay = false;
-  // A change stream whose position can be captured (usable as a mirror's CDC source).
-  bool change_stream = false;
   std::function<Result<std::unique_ptr<Source>>(const config::Block&)> make;
 };
 
@@ -45,9 +44,6 @@ void WarnUnread(const config::Block& block, std::vector<std::string>& warnings);
 const std::vector<SourceKind>& SourceKinds();
 const std::vector<SinkKind>& SinkKinds();
 const std::vector<TransformKind>& TransformKinds();
-
-const SourceKind* FindSourceKind(const std::string& type);
-const SinkKind* FindSinkKind(const std::string& type);
 
 // Builds the connector a spec names; no I/O happens until Open. An unknown type, or one the
 // reference system has but this build does not, is kInvalidArgument naming the type and its

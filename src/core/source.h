@@ -2,10 +2,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "core/bookmark.h"
 #include "core/page.h"
+#include "core/position.h"
 #include "core/status.h"
 
 namespace faucet {
@@ -20,9 +24,42 @@ struct SourceEvent {
   Page page;
 };
 
+// What a built source can do, as parsed from its config (no I/O). Callers decide from these,
+// never from the `type:` name.
+struct SourceCapabilities {
+  // Replays the same changes from the same bookmark: the precondition of exactly-once.
+  bool deterministic_replay = false;
+  // A change stream whose current position can be captured (CapturePosition): what a mirror
+  // streams from.
+  bool captures_position = false;
+  // Why a captured position would not survive this process ("" when it does): a mirror needs
+  // one that does. Text for an error, naming the config key to change.
+  std::string position_not_durable;
+  // Reads a table's rows once (a query source), also inside a ConsistentSnapshot exported by
+  // a change stream of the same database (ReadInSnapshot): what a mirror snapshots with.
+  bool reads_snapshots = false;
+};
+
+// The source database held still at a captured position, for as long as this object lives:
+// a read inside it sees every change up to the position and none after (an exact cut).
+class ConsistentSnapshot {
+ public:
+  virtual ~ConsistentSnapshot() = default;
+  // What a reading source imports (Postgres: the exported snapshot's name).
+  virtual const std::string& id() const = 0;
+};
+
+struct CapturedPosition {
+  Bookmark position;
+  std::unique_ptr<ConsistentSnapshot> snapshot;  // null: the source could not export one
+};
+
 class Source {
  public:
   virtual ~Source() = default;
+
+  // What this source can do. Known from the config alone (before Open).
+  virtual SourceCapabilities Capabilities() const { return {}; }
 
   // Starts reading just after `start`, a bookmark this source produced earlier (possibly in a
   // previous process). Without one, the source starts at its configured default (a slot's
@@ -52,6 +89,38 @@ class Source {
   // returns the current position without consuming anything. Used by the mirror.
   virtual Result<Bookmark> CapturePosition() {
     return FailedPrecondition("this source cannot capture a resume position");
+  }
+
+  // CapturePosition, plus the database exactly at that position when the source can export
+  // it now (Postgres: only when the slot is created by this call). Otherwise `snapshot` is
+  // null and a read of the current state overlaps the stream from the position.
+  virtual Result<CapturedPosition> CapturePositionWithSnapshot() {
+    ASSIGN_OR_RETURN(Bookmark position, CapturePosition());
+    return CapturedPosition{std::move(position), nullptr};
+  }
+
+  // Makes the next Open read inside `snapshot` instead of the current state. REQUIRES: before
+  // Open; `snapshot` alive until Open returns. kFailedPrecondition unless reads_snapshots.
+  virtual Status ReadInSnapshot(const ConsistentSnapshot& snapshot) {
+    (void)snapshot;
+    return FailedPrecondition("this source cannot read inside a snapshot");
+  }
+
+  // The bookmark as an ordered Position; kDataLoss when it is not one of this source's
+  // bookmarks (a stored position was damaged), kFailedPrecondition when the source has no
+  // order.
+  virtual Result<Position> PositionOf(const Bookmark& bookmark) const {
+    (void)bookmark;
+    return FailedPrecondition("this source's positions cannot be ordered");
+  }
+
+  // Best effort, with its own connection, for progress reports: how many rows a read will
+  // return (the planner's estimate), and how far the source's log is ahead of `position` in
+  // bytes. nullopt when unknown or unreachable.
+  virtual std::optional<int64_t> EstimateRows() const { return std::nullopt; }
+  virtual std::optional<int64_t> BytesBehind(const Bookmark& position) const {
+    (void)position;
+    return std::nullopt;
   }
 };
 

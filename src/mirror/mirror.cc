@@ -9,8 +9,6 @@
 #include "assembly/registry.h"
 #include "core/pipeline.h"
 #include "mirror/snapshot_progress.h"
-#include "sources/postgres/postgres_config.h"
-#include "sources/postgres/query_source.h"
 #include "state/memory_state_store.h"
 
 namespace faucet::mirror {
@@ -58,33 +56,23 @@ void Mirror::Sleep(std::chrono::milliseconds d) const {
   }
 }
 
-Result<std::optional<postgres::ExportedSnapshot>> Mirror::ExportSnapshot() {
-  std::optional<postgres::ExportedSnapshot> none;
-  if (built_.doc.source.type != "postgres-cdc" || config_.snapshot_source.type != "postgres") {
-    return none;
-  }
-  ASSIGN_OR_RETURN(PostgresCdcConfig cfg, ParsePostgresCdcConfig(built_.doc.source.config));
-  if (!cfg.create_slot_if_missing) return none;
-  Result<postgres::ExportedSnapshot> exported = postgres::CreateSlotWithSnapshot(cfg);
-  if (exported.ok()) return std::optional<postgres::ExportedSnapshot>(std::move(*exported));
-  // An existing slot keeps its own position: capture it instead (P plus upsert).
-  if (exported.status().code() == StatusCode::kFailedPrecondition) return none;
-  return exported.status();
-}
-
 Result<Bookmark> Mirror::Bootstrap() {
   const std::string& name = built_.doc.name;
   // P first: everything committed after it is retained by the source and replayed by the
   // stream, so nothing the snapshot misses is lost.
-  Bookmark position;
-  ASSIGN_OR_RETURN(exported_, ExportSnapshot());
-  if (exported_) {
-    position = Bookmark{Json{{"last_lsn", exported_->consistent_point.ToString()}}};
+  std::vector<std::string> warnings;  // already reported by validation
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> source,
+                   assembly::MakeSource(built_.doc.source, warnings));
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> reader,
+                   assembly::MakeSource(config_.snapshot_source, warnings));
+  CapturedPosition captured;
+  if (reader->Capabilities().reads_snapshots) {
+    ASSIGN_OR_RETURN(captured, source->CapturePositionWithSnapshot());
   } else {
-    std::vector<std::string> warnings;
-    ASSIGN_OR_RETURN(std::unique_ptr<Source> source, assembly::MakeSource(built_.doc.source, warnings));
-    ASSIGN_OR_RETURN(position, source->CapturePosition());
+    ASSIGN_OR_RETURN(captured.position, source->CapturePosition());
   }
+  exported_ = std::move(captured.snapshot);
+  const Bookmark& position = captured.position;
   spdlog::info("mirror {}: captured position {}", name, position.ToString());
   RETURN_IF_ERROR(state_.Put(CdcKey(name), position.value));
   RETURN_IF_ERROR(PutMarker("snapshot", false, position));
@@ -96,7 +84,12 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   status_.phase = "snapshot";
   status_.snapshot_rows = 0;
   status_.snapshot_started_ms = NowMs();
-  status_.snapshot_estimate = EstimateSnapshotRows(config_.snapshot_source);
+  std::vector<std::string> warnings;  // already reported by validation
+  if (Result<std::unique_ptr<Source>> reader =
+          assembly::MakeSource(config_.snapshot_source, warnings);
+      reader.ok()) {
+    status_.snapshot_estimate = (*reader)->EstimateRows();
+  }
   SaveStatus();
 
   // Without a DLQ the snapshot is one bulk load: a refused row fails it whole, and it is then
@@ -141,12 +134,9 @@ Result<PipelineStats> Mirror::SnapshotPass(const Bookmark& position, bool bulk) 
     if (progress.Tick(stats.changes)) SaveStatus();
   };
   if (exported_) {
-    auto* query = dynamic_cast<postgres::PostgresQuerySource*>(parts.source.get());
-    if (query != nullptr) {
-      query->UseSnapshot(exported_->snapshot_name);
-      spdlog::info("mirror {}: reading inside snapshot {} (an exact cut at {})", name,
-                   exported_->snapshot_name, position.ToString());
-    }
+    RETURN_IF_ERROR(parts.source->ReadInSnapshot(*exported_));
+    spdlog::info("mirror {}: reading inside snapshot {} (an exact cut at {})", name,
+                 exported_->id(), position.ToString());
   }
   Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, scratch, options);
   Result<PipelineStats> stats = pipeline.Run();
@@ -225,6 +215,29 @@ Status Mirror::Stream() {
   return Status::Ok();
 }
 
+Status Mirror::CheckBookmarkNotBehind(const Bookmark& position) {
+  const std::string key = CdcKey(built_.doc.name);
+  ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(key));
+  std::optional<Bookmark> bookmark = stored ? StateBookmark(*stored) : std::nullopt;
+  const Source& source = *built_.parts.source;
+  Result<Position> captured = source.PositionOf(position);
+  if (!bookmark || captured.status().code() == StatusCode::kFailedPrecondition) {
+    return Status::Ok();  // not yet persisted (an old layout), or a source without an order
+  }
+  if (!captured.ok()) {
+    return DataLoss("mirror marker " + MarkerKey(built_.doc.name) + ": " +
+                    captured.status().message());
+  }
+  ASSIGN_OR_RETURN(Position resume, source.PositionOf(*bookmark));
+  if (resume < *captured) {
+    return DataLoss("the CDC bookmark " + key + " = " + bookmark->ToString() +
+                    " is before the position the mirror captured, " + position.ToString() +
+                    " (" + MarkerKey(built_.doc.name) +
+                    "): one of them was changed by hand; resync the mirror");
+  }
+  return Status::Ok();
+}
+
 Status Mirror::Run() {
   const std::string& name = built_.doc.name;
   ASSIGN_OR_RETURN(std::optional<Json> marker, state_.Get(MarkerKey(name)));
@@ -243,6 +256,7 @@ Status Mirror::Run() {
     }
     position = Bookmark{(*marker)["position"]};
     snapshot_done = (*marker)["snapshot_done"].get<bool>();
+    RETURN_IF_ERROR(CheckBookmarkNotBehind(position));
   }
   if (!snapshot_done) {
     ASSIGN_OR_RETURN(bool finished, SnapshotUntilDone(position));

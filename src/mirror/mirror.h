@@ -1,9 +1,10 @@
 // The mirror: capture the CDC position P first, snapshot the table into the sink, then stream
 // changes from P (DESIGN.md §5, spec/003). An upsert sink makes the overlap between the
-// snapshot and the stream converge (last write wins by key). On a fresh Postgres bootstrap
-// there is no overlap at all: the slot is created with an exported snapshot and the table is
-// read inside it, so the snapshot is the database exactly at P. A redo after a crash cannot
-// have that snapshot any more and falls back to P plus upsert.
+// snapshot and the stream converge (last write wins by key). When the CDC source exports the
+// database at P (Postgres: a fresh slot created with an exported snapshot) and the snapshot
+// source can read inside it, there is no overlap at all: the snapshot is the database exactly
+// at P. A redo after a crash cannot have that snapshot any more and falls back to P plus upsert.
+// The mirror knows connectors only through their capabilities (core/source.h, core/sink.h).
 //
 // Durable progress, all in the pipeline's state store:
 //   {name}::__replication__   {"phase": "snapshot"|"cdc", "snapshot_done": bool, "position": P}
@@ -22,7 +23,6 @@
 #include "core/state_store.h"
 #include "mirror/mirror_config.h"
 #include "mirror/mirror_status.h"
-#include "sources/postgres/slot.h"
 
 namespace faucet::mirror {
 
@@ -37,9 +37,8 @@ class Mirror {
   Status Run();
 
  private:
-  // A new slot with an exported snapshot when the source is Postgres and the slot does not
-  // exist yet; nullopt otherwise (the position is then captured from the existing slot).
-  Result<std::optional<postgres::ExportedSnapshot>> ExportSnapshot();
+  // Captures P, with the database exactly at P when the CDC source can export it now and the
+  // snapshot source can read inside it (Source capabilities).
   Result<Bookmark> Bootstrap();
   // False when a stop request interrupted the snapshot.
   Result<bool> Snapshot(const Bookmark& position);
@@ -52,6 +51,9 @@ class Mirror {
   // (RetryableInMirror), sleeps `backoff` (doubling it, capped) and returns true.
   bool RetryAfter(const Status& failure, std::chrono::milliseconds& backoff);
   Status RunCdcCycle();
+  // kDataLoss when the stored CDC bookmark orders before P (Source::PositionOf): it starts at P
+  // and only moves forward, so one of them was changed by hand.
+  Status CheckBookmarkNotBehind(const Bookmark& position);
   Status PutMarker(const char* phase, bool snapshot_done, const Bookmark& position);
   void SaveStatus();
   // Sleeps `d`, waking early on a stop request.
@@ -62,9 +64,9 @@ class Mirror {
   StateStore& state_;
   const std::atomic<bool>& stop_;
   MirrorStatus status_;
-  // Set by a fresh Postgres bootstrap: the snapshot the slot was created with, read by the
-  // snapshot phase (an exact cut), released once the snapshot is read.
-  std::optional<postgres::ExportedSnapshot> exported_;
+  // Set by a bootstrap that exported one: the database at P, read by the snapshot phase (an
+  // exact cut), released once the snapshot is read.
+  std::unique_ptr<ConsistentSnapshot> exported_;
 };
 
 // Classifies a failed CDC cycle: true when waiting and retrying may succeed (a dropped

@@ -37,27 +37,21 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
   }
   ASSIGN_OR_RETURN(cfg.snapshot_source, config::ParseSourceSpec(snapshot, "source", warnings));
 
-  const assembly::SourceKind* cdc = assembly::FindSourceKind(doc.source.type);
-  if (cdc == nullptr || !cdc->change_stream) {
+  const SourceCapabilities cdc = built.parts.source->Capabilities();
+  if (!cdc.captures_position) {
     return doc.source.spec.Error("type",
                                  "a mirror streams from a CDC source (e.g. postgres-cdc), "
                                  "not '" +
                                      doc.source.type + "'");
   }
-  const assembly::SourceKind* snap = assembly::FindSourceKind(cfg.snapshot_source.type);
-  if (snap == nullptr) {
-    std::vector<std::string> ignored;
-    Result<std::unique_ptr<Source>> probe = assembly::MakeSource(cfg.snapshot_source, ignored);
-    return probe.status();
-  }
-  if (snap->change_stream) {
+  std::vector<std::string> snapshot_warnings;
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> reader,
+                   assembly::MakeSource(cfg.snapshot_source, snapshot_warnings));
+  if (!reader->Capabilities().reads_snapshots) {
     return cfg.snapshot_source.spec.Error(
-        "type", "the snapshot reads with a query source (e.g. postgres), not the CDC source '" +
+        "type", "the snapshot reads with a query source (e.g. postgres), not '" +
                     cfg.snapshot_source.type + "'");
   }
-  std::vector<std::string> snapshot_warnings;
-  ASSIGN_OR_RETURN(std::unique_ptr<Source> probe,
-                   assembly::MakeSource(cfg.snapshot_source, snapshot_warnings));
   warnings.insert(warnings.end(), snapshot_warnings.begin(), snapshot_warnings.end());
 
   if (!doc.state) {
@@ -70,13 +64,9 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
                                  "a mirror needs a durable state store: 'memory' would "
                                  "lose the captured position on restart");
   }
-  const YAML::Node& source_cfg = doc.source.config.node();
-  if (source_cfg.IsMap() && source_cfg["slot_type"] && source_cfg["slot_type"].IsScalar() &&
-      source_cfg["slot_type"].Scalar() == "temporary") {
-    return doc.source.config.Error("slot_type",
-                                   "a mirror needs a permanent slot: a temporary "
-                                   "one is dropped with the session that created "
-                                   "it, and the captured position with it");
+  if (!cdc.position_not_durable.empty()) {
+    return doc.source.spec.Error("config", "a mirror needs a position that survives a restart: " +
+                                               cdc.position_not_durable);
   }
   if (!built.parts.sink->Capabilities().dedups_by_key) {
     warnings.push_back(doc.sink.spec.Where("type") +

@@ -1,12 +1,8 @@
 #include "mirror/snapshot_progress.h"
 
-#include <libpq-fe.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
-#include <memory>
-
-#include "core/bookmark.h"
 
 namespace faucet::mirror {
 
@@ -57,25 +53,6 @@ void SnapshotProgress::Finish(uint64_t rows) {
   } else {
     spdlog::info("{}", Line(rows));
   }
-}
-
-std::optional<int64_t> EstimateSnapshotRows(const config::ConnectorSpec& source) {
-  if (source.type != "postgres") return std::nullopt;
-  const YAML::Node& cfg = source.config.node();
-  if (!cfg["connection_url"] || !cfg["query"]) return std::nullopt;
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(
-      PQconnectdb(cfg["connection_url"].Scalar().c_str()), &PQfinish);
-  if (PQstatus(conn.get()) != CONNECTION_OK) return std::nullopt;
-  std::string sql = "EXPLAIN (FORMAT JSON) " + cfg["query"].Scalar();
-  std::unique_ptr<PGresult, decltype(&PQclear)> res(PQexec(conn.get(), sql.c_str()), &PQclear);
-  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK || PQntuples(res.get()) < 1) {
-    return std::nullopt;
-  }
-  Json plan = Json::parse(PQgetvalue(res.get(), 0, 0), nullptr, false);
-  if (plan.is_discarded() || !plan.is_array() || plan.empty()) return std::nullopt;
-  const Json& rows = plan[0]["Plan"]["Plan Rows"];
-  if (!rows.is_number()) return std::nullopt;
-  return rows.get<int64_t>();
 }
 
 }  // namespace faucet::mirror

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "config/document.h"
+#include <string>
 
 namespace faucet::mirror {
 
@@ -28,9 +28,5 @@ class SnapshotProgress {
   std::chrono::steady_clock::time_point last_print_;
   std::chrono::steady_clock::time_point last_save_;
 };
-
-// The planner's row estimate for a Postgres query snapshot source (EXPLAIN), or nullopt for
-// other sources or when the estimate cannot be had.
-std::optional<int64_t> EstimateSnapshotRows(const config::ConnectorSpec& source);
 
 }  // namespace faucet::mirror

@@ -1,34 +1,9 @@
 #include "mirror/status_report.h"
 
-#include <libpq-fe.h>
-
-#include <memory>
-
-#include "core/lsn.h"
 #include "core/pipeline.h"
 #include "mirror/mirror_status.h"
 
 namespace faucet::mirror {
-namespace {
-
-// Bytes of WAL the source has written beyond `position`; nullopt when it cannot be asked.
-std::optional<int64_t> PostgresLagBytes(const config::Document& doc, const Lsn& position) {
-  const YAML::Node& cfg = doc.source.config.node();
-  if (doc.source.type != "postgres-cdc" || !cfg["connection_url"]) return std::nullopt;
-  std::string url = cfg["connection_url"].Scalar();
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdb(url.c_str()), &PQfinish);
-  if (PQstatus(conn.get()) != CONNECTION_OK) return std::nullopt;
-  std::string lsn = position.ToString();
-  const char* params[] = {lsn.c_str()};
-  std::unique_ptr<PGresult, decltype(&PQclear)> res(
-      PQexecParams(conn.get(), "SELECT (pg_current_wal_lsn() - $1::pg_lsn)::bigint", 1, nullptr,
-                   params, nullptr, nullptr, 0),
-      &PQclear);
-  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) return std::nullopt;
-  return std::max<int64_t>(0, std::stoll(PQgetvalue(res.get(), 0, 0)));
-}
-
-}  // namespace
 
 Result<Json> ReadMirrorStatus(const assembly::BuiltPipeline& built, StateStore& state) {
   const std::string& name = built.doc.name;
@@ -50,17 +25,13 @@ Result<Json> ReadMirrorStatus(const assembly::BuiltPipeline& built, StateStore& 
   out["position"] = position;
   out["lag_bytes"] = nullptr;
   out["lag_seconds"] = nullptr;
-  if (position.is_object() && position["last_lsn"].is_string()) {
-    Result<Lsn> lsn = Lsn::Parse(position["last_lsn"].get<std::string>());
-    if (lsn.ok()) {
-      std::optional<int64_t> lag = PostgresLagBytes(built.doc, *lsn);
-      if (lag) {
-        out["lag_bytes"] = *lag;
-        // Caught up means no lag in time either; otherwise the age of the last applied commit.
-        out["lag_seconds"] = (*lag == 0 || status.last_commit_ms == 0)
-                                 ? 0.0
-                                 : (NowMs() - status.last_commit_ms) / 1000.0;
-      }
+  if (!position.is_null()) {
+    if (std::optional<int64_t> lag = built.parts.source->BytesBehind(Bookmark{position})) {
+      out["lag_bytes"] = *lag;
+      // Caught up means no lag in time either; otherwise the age of the last applied commit.
+      out["lag_seconds"] = (*lag == 0 || status.last_commit_ms == 0)
+                               ? 0.0
+                               : (NowMs() - status.last_commit_ms) / 1000.0;
     }
   }
   return out;

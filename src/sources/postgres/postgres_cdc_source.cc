@@ -428,5 +428,65 @@ Result<Bookmark> PostgresCdcSource::CapturePosition() {
   return MakeBookmark(current);
 }
 
+namespace {
+
+class PostgresSnapshot final : public ConsistentSnapshot {
+ public:
+  explicit PostgresSnapshot(ExportedSnapshot exported) : exported_(std::move(exported)) {}
+  const std::string& id() const override { return exported_.snapshot_name; }
+
+ private:
+  ExportedSnapshot exported_;  // its replication session holds the snapshot open
+};
+
+}  // namespace
+
+Result<CapturedPosition> PostgresCdcSource::CapturePositionWithSnapshot() {
+  if (config_.create_slot_if_missing && !config_.temporary_slot) {
+    Result<ExportedSnapshot> exported = CreateSlotWithSnapshot(config_);
+    if (exported.ok()) {
+      Bookmark position = MakeBookmark(exported->consistent_point);
+      return CapturedPosition{std::move(position),
+                              std::make_unique<PostgresSnapshot>(std::move(*exported))};
+    }
+    if (exported.status().code() != StatusCode::kFailedPrecondition) return exported.status();
+  }
+  ASSIGN_OR_RETURN(Bookmark position, CapturePosition());
+  return CapturedPosition{std::move(position), nullptr};
+}
+
+SourceCapabilities PostgresCdcSource::Capabilities() const {
+  SourceCapabilities caps;
+  caps.deterministic_replay = true;
+  caps.captures_position = true;
+  if (config_.temporary_slot) {
+    caps.position_not_durable =
+        "slot_type: temporary: a temporary slot is dropped with the session that created it, "
+        "and the captured position with it (a mirror needs a permanent slot)";
+  }
+  return caps;
+}
+
+Result<Position> PostgresCdcSource::PositionOf(const Bookmark& bookmark) const {
+  ASSIGN_OR_RETURN(Lsn lsn, ParseBookmark(bookmark));
+  return Position{{lsn.value()}};
+}
+
+std::optional<int64_t> PostgresCdcSource::BytesBehind(const Bookmark& position) const {
+  Result<Lsn> lsn = ParseBookmark(position);
+  if (!lsn.ok()) return std::nullopt;
+  Result<ConnPtr> conn = Connect(config_.connection_url, config_.tls, ConnectionKind::kSql);
+  if (!conn.ok()) return std::nullopt;
+  Result<std::string> literal = Literal(conn->get(), lsn->ToString());
+  if (!literal.ok()) return std::nullopt;
+  Result<ResultPtr> r = Exec(conn->get(),
+                             "SELECT (pg_current_wal_lsn() - " + *literal + "::pg_lsn)::bigint",
+                             "reading WAL end");
+  if (!r.ok()) return std::nullopt;
+  std::optional<std::string> bytes = Value(r->get(), 0, 0);
+  if (!bytes) return std::nullopt;
+  return std::max<int64_t>(0, std::stoll(*bytes));
+}
+
 }  // namespace postgres
 }  // namespace faucet

@@ -67,6 +67,16 @@ class PostgresCdcSource final : public Source {
   // else the current WAL end) as a bookmark, consuming nothing. A temporary slot cannot hold a
   // position across processes: kFailedPrecondition.
   Result<Bookmark> CapturePosition() override;
+  // With create_slot_if_missing and no slot yet: creates it with an exported snapshot
+  // (CreateSlotWithSnapshot) and returns its consistent point and that snapshot. An existing
+  // slot keeps its own position: CapturePosition, without a snapshot.
+  Result<CapturedPosition> CapturePositionWithSnapshot() override;
+  // Deterministic replay; captures positions; durable unless slot_type: temporary.
+  SourceCapabilities Capabilities() const override;
+  // {lsn}.
+  Result<Position> PositionOf(const Bookmark& bookmark) const override;
+  // pg_current_wal_lsn() minus the bookmark's LSN.
+  std::optional<int64_t> BytesBehind(const Bookmark& position) const override;
   // Sends a status update (the persisted position) when one is due, so the server does not
   // drop a session whose pipeline is busy writing.
   Status KeepAlive() override;

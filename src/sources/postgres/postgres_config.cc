@@ -121,6 +121,7 @@ Result<PostgresQueryConfig> ParsePostgresQueryConfig(const config::Block& block)
   PostgresQueryConfig c;
   ASSIGN_OR_RETURN(c.connection_url, block.RequiredString("connection_url"));
   RETURN_IF_ERROR(CheckConnectionUrl(block, c.connection_url));
+  ASSIGN_OR_RETURN(c.tls, ParseTls(block));
   ASSIGN_OR_RETURN(c.query, block.RequiredString("query"));
   ASSIGN_OR_RETURN(int64_t batch, block.Int("batch_size", 1000, 1, 1'000'000));
   c.batch_size = static_cast<size_t>(batch);

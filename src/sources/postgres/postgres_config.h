@@ -59,6 +59,7 @@ struct PostgresQueryConfig {
   std::string connection_url;
   std::string query;
   size_t batch_size = 1000;  // rows per page
+  PostgresTls tls;           // as postgres-cdc's
 };
 
 // Reads a `postgres-cdc` config block. Every invalid value is kInvalidArgument located at its

@@ -43,9 +43,36 @@ Status QueryError(PGconn* conn, const PGresult* r, const std::string& what) {
 
 PostgresQuerySource::PostgresQuerySource(PostgresQueryConfig config) : config_(std::move(config)) {}
 
+SourceCapabilities PostgresQuerySource::Capabilities() const {
+  SourceCapabilities caps;
+  caps.reads_snapshots = true;
+  return caps;
+}
+
+Status PostgresQuerySource::ReadInSnapshot(const ConsistentSnapshot& snapshot) {
+  if (conn_ != nullptr) return Internal("postgres query source: ReadInSnapshot after Open");
+  snapshot_ = snapshot.id();
+  return Status::Ok();
+}
+
+std::optional<int64_t> PostgresQuerySource::EstimateRows() const {
+  Result<ConnPtr> conn = Connect(config_.connection_url, config_.tls, ConnectionKind::kSql);
+  if (!conn.ok()) return std::nullopt;
+  Result<ResultPtr> r = Exec(conn->get(), "EXPLAIN (FORMAT JSON) " + StripTerminator(config_.query),
+                             "estimating the query's rows");
+  if (!r.ok()) return std::nullopt;
+  std::optional<std::string> text = Value(r->get(), 0, 0);
+  if (!text) return std::nullopt;
+  Json plan = Json::parse(*text, nullptr, false);
+  if (plan.is_discarded() || !plan.is_array() || plan.empty()) return std::nullopt;
+  const Json& rows = plan[0]["Plan"]["Plan Rows"];
+  if (!rows.is_number()) return std::nullopt;
+  return rows.get<int64_t>();
+}
+
 Status PostgresQuerySource::Open(const std::optional<Bookmark>&) {
   if (conn_ != nullptr) return Internal("postgres query source opened twice");
-  ASSIGN_OR_RETURN(conn_, Connect(config_.connection_url, PostgresTls{}, ConnectionKind::kSql));
+  ASSIGN_OR_RETURN(conn_, Connect(config_.connection_url, config_.tls, ConnectionKind::kSql));
   const std::string query = StripTerminator(config_.query);
   if (!snapshot_.empty()) {
     // The COPY runs in a repeatable-read transaction that sees exactly the exported snapshot;

@@ -33,9 +33,13 @@ class PostgresQuerySource final : public Source {
 
   const RelationPtr& relation() const { return relation_; }
 
-  // Reads inside the exported snapshot `name` (ExportedSnapshot, slot.h) instead of the
-  // current state. REQUIRES: before Open; the exporting session still open.
-  void UseSnapshot(std::string name) { snapshot_ = std::move(name); }
+  // Reads tables, also inside a snapshot exported by postgres-cdc (ReadInSnapshot).
+  SourceCapabilities Capabilities() const override;
+  // Reads inside the snapshot a postgres-cdc source of the same database exported
+  // (CapturePositionWithSnapshot) instead of the current state.
+  Status ReadInSnapshot(const ConsistentSnapshot& snapshot) override;
+  // The planner's row estimate for the query (EXPLAIN).
+  std::optional<int64_t> EstimateRows() const override;
 
  private:
   Status Describe(const std::string& query);
