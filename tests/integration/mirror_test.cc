@@ -15,6 +15,7 @@
 #include "sources/postgres/pg_test_support.h"
 #include "testing/process.h"
 #include "testing/services.h"
+#include "testing/wait.h"
 
 namespace faucet {
 namespace {
@@ -22,6 +23,26 @@ namespace {
 using postgres::testing::SlotGuard;
 using postgres::testing::TestDb;
 using namespace std::chrono_literals;
+
+// The mirror's marker (phase, snapshot_done, position) of the mirror of `config`.
+std::string Marker(const std::string& config) {
+  return testing::RunProcess({FAUCET_BINARY, "state", "get", config, "__replication__"}).output;
+}
+
+// Waits (at most 60 s) until the marker of the mirror of `config` says the snapshot is done.
+::testing::AssertionResult WaitForSnapshotDone(const std::string& config) {
+  ::testing::AssertionResult done = testing::WaitFor(
+      [&] { return Marker(config).find("\"snapshot_done\":true") != std::string::npos; }, 60s,
+      "the snapshot to finish");
+  if (!done) done << "; the marker: " << Marker(config);
+  return done;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
 
 // One row as text, computed by the database: the same expression on every side.
 constexpr const char* kRowText =
@@ -171,7 +192,7 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
             break;
         }
         ++changes_;
-        std::this_thread::sleep_for(5ms);
+        std::this_thread::sleep_for(5ms);  // paces the load
       }
     });
   }
@@ -225,16 +246,15 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
 
   // Waits until the destination equals the source; returns the seconds it took.
   double ExpectConverges(std::chrono::seconds limit = 60s) {
-    limit *= testing::TimeScale();
     auto start = std::chrono::steady_clock::now();
     std::string want = SourceAggregate();
     std::string got;
-    while (std::chrono::steady_clock::now() - start < limit) {
-      got = DestAggregate();
-      if (got == want) {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      }
-      std::this_thread::sleep_for(500ms);
+    // Every 500 ms: each comparison aggregates both whole tables.
+    ::testing::AssertionResult converged =
+        testing::WaitFor([&] { return (got = DestAggregate()) == want; }, limit,
+                         "the " + DestName(GetParam()) + " destination to equal the source", 500ms);
+    if (converged) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     // Rows have no ',' in them: show the first one that differs.
     std::string first_diff;
@@ -249,23 +269,29 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
       i = wi + 1;
       j = gj + 1;
     }
-    ADD_FAILURE() << DestName(GetParam()) << " did not converge in " << limit.count()
-                  << " s; source " << want.substr(0, want.find('/')) << " rows, destination "
-                  << got.substr(0, got.find('/')) << " rows; " << first_diff;
+    ADD_FAILURE() << converged.message() << "; source " << want.substr(0, want.find('/'))
+                  << " rows, destination " << got.substr(0, got.find('/')) << " rows; "
+                  << first_diff;
     return -1;
   }
 
-  // Polls the mirror's marker until it says the snapshot is done (at most 60 s).
-  bool WaitForSnapshotDone() {
-    std::string marker;
-    for (int i = 0; i < 600 * testing::TimeScale(); ++i) {
-      marker =
-          testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
-      if (marker.find("\"snapshot_done\":true") != std::string::npos) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    ADD_FAILURE() << "the snapshot did not finish: " << marker;
-    return false;
+  // The slot's confirmed_flush_lsn: the last position the mirror's stream persisted and
+  // acknowledged.
+  Lsn SlotPosition() { return src_.ConfirmedFlush(table_ + "_slot").value_or(Lsn()); }
+
+  // Waits until the running mirror's stream has persisted and acknowledged a page past where
+  // the slot is now: it is streaming (again), under whatever load the writer makes.
+  ::testing::AssertionResult WaitForStreamProgress() {
+    const Lsn from = SlotPosition();
+    return testing::WaitFor([&] { return SlotPosition() > from; }, 30s,
+                            "the mirror's stream to move the slot past " + from.ToString());
+  }
+
+  // Waits until the running mirror has logged `n` more retries than it has now.
+  ::testing::AssertionResult WaitForRetries(size_t n) {
+    const size_t before = Count(mirror_->Output(), "retrying in");
+    return testing::WaitFor([&] { return Count(mirror_->Output(), "retrying in") >= before + n; },
+                            30s, std::to_string(n) + " more retries of the mirror");
   }
 
   testing::ProcessResult RunStatus() {
@@ -288,7 +314,8 @@ TEST_P(MirrorTest, ConcurrentChangesDuringAndAfterTheSnapshotConverge) {
   WriteConfig(/*continuous=*/true);
   StartWriter();
   StartMirror();
-  std::this_thread::sleep_for(6s);
+  ASSERT_TRUE(WaitForSnapshotDone(config_));
+  ASSERT_TRUE(WaitForStreamProgress());
   StopWriter();
   double secs = ExpectConverges();
   std::printf("mirror(%s): %lld concurrent changes, converged %.1f s after the writer stopped\n",
@@ -307,23 +334,24 @@ TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
   StartWriter();
   StartMirror();
   // Inside the snapshot: the first pages have reached the destination, not all of them.
-  for (int i = 0; i < 3000 && !SnapshotWriting(); ++i) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(testing::WaitFor([&] { return SnapshotWriting(); }, 15s,
+                               "the snapshot's rows to reach the destination"));
   if (GetParam() == Dest::kPostgres) {
     // One bulk load: its rows are not visible until the whole snapshot commits.
     EXPECT_EQ(DestCount(), 0);
   }
   StopMirror(SIGKILL);
-  std::string marker =
-      testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
+  std::string marker = Marker(config_);
   EXPECT_NE(marker.find("\"snapshot_done\":false"), std::string::npos)
       << "killed after the snapshot, not during it: " << marker;
   StartMirror();  // redoes the snapshot from the same position
-  // Once the redone snapshot is done, a while of CDC under the writer's load, then the kill.
-  ASSERT_TRUE(WaitForSnapshotDone());
-  std::this_thread::sleep_for(2s);
+  // Once the redone snapshot is done and the stream has persisted a page under the writer's
+  // load, the kill; then the restarted mirror streams again before the writer stops.
+  ASSERT_TRUE(WaitForSnapshotDone(config_));
+  ASSERT_TRUE(WaitForStreamProgress());
   StopMirror(SIGKILL);
   StartMirror();
-  std::this_thread::sleep_for(2s);
+  ASSERT_TRUE(WaitForStreamProgress());
   StopWriter();
   ExpectConverges();
   EXPECT_EQ(StopMirror(SIGTERM).exit_code, 0);
@@ -353,7 +381,7 @@ TEST_P(MirrorToServerTest, SnapshotIsRetriedWhileTheDestinationIsDown) {
   WriteConfig(/*continuous=*/true);
   src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS false");
   StartMirror();
-  std::this_thread::sleep_for(3s);
+  ASSERT_TRUE(WaitForRetries(1));  // the snapshot failed on the refused destination
   src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS true");
   ExpectConverges(60s);
   testing::ProcessResult r = StopMirror(SIGTERM);
@@ -367,31 +395,27 @@ TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
   WriteConfig(/*continuous=*/true);
   StartWriter();
   StartMirror();
-  ASSERT_TRUE(WaitForSnapshotDone());
+  ASSERT_TRUE(WaitForSnapshotDone(config_));
   // The replication connection is killed twice, each time once it is streaming again.
   const std::string kill =
       "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
       "WHERE slot_name = '" +
       table_ + "_slot' AND active_pid IS NOT NULL";
   for (int i = 0; i < 2; ++i) {
-    std::optional<std::string> killed;
-    for (int tries = 0; tries < 600 && !killed; ++tries) {
-      std::this_thread::sleep_for(100ms);
-      killed = src_.Scalar(kill);
-    }
-    ASSERT_EQ(killed, "t") << "the mirror's replication connection never became active";
-    std::this_thread::sleep_for(2s);
+    ASSERT_TRUE(testing::WaitFor([&] { return src_.Scalar(kill) == "t"; }, 60s,
+                                 "the mirror's replication connection to be active"));
+    ASSERT_TRUE(WaitForStreamProgress());
   }
   if (GetParam() == Dest::kPostgres) {
-    // The destination refuses connections for several seconds.
+    // The destination refuses connections until the mirror has failed on it and retried.
     src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS false");
     src_.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + table_ +
               "' AND pid <> pg_backend_pid()");
-    std::this_thread::sleep_for(5s);
+    ASSERT_TRUE(WaitForRetries(2));
     src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS true");
     dest_ = std::make_unique<TestDb>(dest_url_);  // ours was terminated too
+    ASSERT_TRUE(WaitForStreamProgress());
   }
-  std::this_thread::sleep_for(2s);
   StopWriter();
   double secs = ExpectConverges(60s);
   std::printf("mirror(%s): recovered and converged %.1f s after the writer stopped\n",
@@ -480,7 +504,7 @@ TEST(MirrorExactCut, RowsInsertedDuringTheSnapshotAppearExactlyOnceInAnAppendSin
   testing::ProcessResult r;
   {
     testing::Process mirror({FAUCET_BINARY, "mirror", config}, {});
-    std::this_thread::sleep_for(3s);
+    EXPECT_TRUE(WaitForSnapshotDone(config));  // the writer inserted all through it
     stop = true;
     writer.join();
     r = mirror.Wait();
