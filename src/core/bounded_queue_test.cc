@@ -15,7 +15,7 @@ TEST(BoundedQueue, PushBlocksWhileOverBudget) {
     q.Push(2, 8);
     pushed = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the push must not happen meanwhile
   EXPECT_FALSE(pushed.load());
   EXPECT_EQ(q.Pop(), 1);
   t.join();

@@ -55,6 +55,13 @@ Process::~Process() {
 
 void Process::Kill(int sig) { kill(pid_, sig); }
 
+std::string Process::Output() const {
+  std::ifstream in(output_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 ProcessResult Process::Wait() {
   ProcessResult r;
   int status = 0;
@@ -62,10 +69,7 @@ ProcessResult Process::Wait() {
   waited_ = true;
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  std::ifstream in(output_path_);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.output = ss.str();
+  r.output = Output();
   return r;
 }
 

@@ -34,6 +34,8 @@ class Process {
 
   pid_t pid() const { return pid_; }
   void Kill(int sig);
+  // What the child has written so far (as ProcessResult::output), readable while it runs.
+  std::string Output() const;
   // Waits for the exit and collects the output.
   ProcessResult Wait();
 

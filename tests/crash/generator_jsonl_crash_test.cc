@@ -11,11 +11,11 @@
 #include <set>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include "core/crash_point.h"
 #include "testing/process.h"
 #include "testing/services.h"
+#include "testing/wait.h"
 
 namespace faucet {
 namespace {
@@ -136,7 +136,8 @@ TEST(Sigkill, KilledMidRunThenResumedLosesNothing) {
   for (int run = 0; run < 3; ++run) {
     const auto before = lines();
     testing::Process p({FAUCET_BINARY, "run", s.config}, {});
-    for (int i = 0; i < 1000 && lines() == before; ++i) usleep(10 * 1000);
+    ASSERT_TRUE(testing::WaitFor([&] { return lines() != before; }, std::chrono::seconds(10),
+                                 "run " + std::to_string(run) + " to write something"));
     p.Kill(SIGKILL);
     ASSERT_EQ(p.Wait().signal, SIGKILL) << "run " << run << " ended before it was killed";
   }

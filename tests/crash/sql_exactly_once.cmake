@@ -1,4 +1,4 @@
 faucet_test(faucet_sql_exactly_once_test ${CMAKE_CURRENT_LIST_DIR}/sql_exactly_once_test.cc
-  LIBS faucet_source_postgres_testing faucet_sink_mysql faucet_testing)
+  LIBS faucet_source_postgres_testing faucet_testing_sql)
 target_compile_definitions(faucet_sql_exactly_once_test PRIVATE FAUCET_BINARY="$<TARGET_FILE:faucet>")
 add_dependencies(faucet_sql_exactly_once_test faucet)

@@ -13,32 +13,29 @@
 
 #include <fstream>
 
-#include "sinks/mysql/mysql_sink.h"
 #include "sources/postgres/pg_test_support.h"
 #include "testing/process.h"
 #include "testing/services.h"
-#include "testing/status_matchers.h"
+#include "testing/sql_destination.h"
 
 namespace faucet {
 namespace {
 
-using postgres::testing::SlotGuard;
+using postgres::testing::CdcTable;
 using postgres::testing::TestDb;
+using testing::SqlDest;
 
-enum class Dest { kPostgres, kSqlite, kMysql };
 enum class Mode { kAppend, kUpsert };
 
 struct Param {
-  Dest dest;
+  SqlDest dest;
   Mode mode;
   int rows;  // of the first transaction
 };
 
 std::string ParamName(const Param& p) {
-  std::string dest = p.dest == Dest::kPostgres ? "postgres"
-                     : p.dest == Dest::kSqlite ? "sqlite"
-                                               : "mysql";
-  return dest + (p.mode == Mode::kAppend ? "_append_" : "_upsert_") + std::to_string(p.rows);
+  return testing::SqlDestName(p.dest) + (p.mode == Mode::kAppend ? "_append_" : "_upsert_") +
+         std::to_string(p.rows);
 }
 
 void PrintTo(const Param& p, std::ostream* os) { *os << ParamName(p); }
@@ -53,11 +50,9 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
     const Param& p = GetParam();
     name_ = testing::UniqueName("eo");
     dir_ = testing::TempDir("eo");
-    src_.Exec("CREATE TABLE " + name_ + " (id int PRIMARY KEY, name text)");
-    src_.Exec("CREATE PUBLICATION " + name_ + "_pub FOR TABLE " + name_);
-    guard_ = std::make_unique<SlotGuard>(src_.url(), name_ + "_slot");
+    cdc_ = std::make_unique<CdcTable>(src_, name_, "id int PRIMARY KEY, name text");
     // The slot exists before the data, so the stream carries all of it.
-    src_.Exec("SELECT pg_create_logical_replication_slot('" + name_ + "_slot', 'pgoutput')");
+    src_.Exec("SELECT pg_create_logical_replication_slot('" + cdc_->slot() + "', 'pgoutput')");
     Insert(1, p.rows);
     for (int t = 0; t < kMediumTxns; ++t) {
       Insert(p.rows + t * kMediumRows + 1, p.rows + (t + 1) * kMediumRows);
@@ -71,65 +66,22 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
     const std::string ddl =
         "CREATE TABLE " + name_ +
         (p.mode == Mode::kAppend ? " (id int, name text)" : " (id int PRIMARY KEY, name text)");
-    std::string locate;
-    switch (p.dest) {
-      case Dest::kPostgres:
-        src_.Exec("CREATE DATABASE " + name_);
-        dest_url_ = src_.url().substr(0, src_.url().rfind('/') + 1) + name_;
-        TestDb(dest_url_).Exec(ddl);
-        locate = "type: postgres, config: {connection_url: '" + dest_url_ + "'";
-        break;
-      case Dest::kSqlite:
-        dest_url_ = dir_ + "/dest.db";
-        Sql(ddl);
-        locate = "type: sqlite, config: {database_url: '" + dest_url_ + "'";
-        break;
-      case Dest::kMysql:
-        dest_url_ = testing::RequireEnv("FAUCET_TEST_MYSQL_URL");
-        Sql(ddl);
-        locate = "type: mysql, config: {connection_url: '" + dest_url_ + "'";
-        break;
-    }
-    sink_ = "{" + locate + ", table_name: " + name_ + ", column_mapping: auto_map" +
-            (p.mode == Mode::kUpsert
-                 ? ", write_mode: upsert, key: [id], delete_marker: {field: __op, values: [d]}"
-                 : "") +
-            "}}";
+    dest_ = std::make_unique<testing::SqlDestination>(p.dest, name_, dir_);
+    dest_->Query(ddl);
+    sink_ = dest_->SinkYaml(
+        name_, std::string(", column_mapping: auto_map") +
+                   (p.mode == Mode::kUpsert ? ", write_mode: upsert, key: [id], "
+                                              "delete_marker: {field: __op, values: [d]}"
+                                            : ""));
   }
 
   void TearDown() override {
-    if (GetParam().dest == Dest::kMysql) Sql("DROP TABLE IF EXISTS " + name_);
+    if (GetParam().dest == SqlDest::kMysql) dest_->Query("DROP TABLE IF EXISTS " + name_);
   }
 
   void Insert(int from, int to) {
     src_.Exec("INSERT INTO " + name_ + " SELECT g, 'row ' || g FROM generate_series(" +
               std::to_string(from) + ", " + std::to_string(to) + ") g");
-  }
-
-  // Runs SQL on the destination and returns its output (first column of the first row).
-  std::string Sql(const std::string& sql) {
-    testing::ProcessResult r;
-    switch (GetParam().dest) {
-      case Dest::kPostgres:
-        return TestDb(dest_url_).Scalar(sql).value_or("");
-      case Dest::kSqlite:
-        r = testing::RunProcess({"/usr/bin/sqlite3", dest_url_, sql});
-        break;
-      case Dest::kMysql: {
-        Result<MysqlUrl> m = ParseMysqlUrl(dest_url_);
-        EXPECT_OK(m);
-        if (!m.ok()) return "";
-        r = testing::RunProcess({"/usr/bin/mariadb", "-h", m->host, "-P", std::to_string(m->port),
-                                 "-u", m->user, "-p" + m->password, "-N", "-B", m->database, "-e",
-                                 sql});
-        break;
-      }
-    }
-    EXPECT_EQ(r.exit_code, 0) << sql << "\n" << r.output;
-    while (!r.output.empty() && (r.output.back() == '\n' || r.output.back() == '\r')) {
-      r.output.pop_back();
-    }
-    return r.output;
   }
 
   // rows/distinct ids/sum of ids/sum of id*length(name), computed by the database holding
@@ -145,16 +97,15 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
     return "SELECT " + (mysql ? "CONCAT(" + sql + ")" : sql) + " FROM " + table;
   }
   std::string SourceSummary() { return src_.Scalar(SummarySql(name_, false)).value_or(""); }
-  std::string DestSummary() { return Sql(SummarySql(name_, GetParam().dest == Dest::kMysql)); }
+  std::string DestSummary() {
+    return dest_->Query(SummarySql(name_, GetParam().dest == SqlDest::kMysql));
+  }
 
   std::string Config(const std::string& delivery, int batch_size) {
     std::string path = dir_ + "/" + delivery + std::to_string(batch_size) + ".yaml";
     std::ofstream(path) << "version: 1\nname: " << name_ << "\ndelivery: " << delivery << "\n"
-                        << "pipeline:\n  source: {type: postgres-cdc, config: {connection_url: '"
-                        << src_.url() << "', slot_name: " << name_
-                        << "_slot, publication_name: " << name_
-                        << "_pub, batch_size: " << batch_size
-                        << ", idle_timeout: 2, status_update_interval: 1}}\n"
+                        << "pipeline:\n  source: "
+                        << cdc_->SourceYaml(", batch_size: " + std::to_string(batch_size)) << "\n"
                         << "  transforms: [{type: cdc_unwrap}]\n"
                         << "  sink: " << sink_ << "\n"
                         << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n";
@@ -173,8 +124,9 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
   }
 
   TestDb src_;
-  std::unique_ptr<SlotGuard> guard_;
-  std::string name_, dir_, dest_url_, sink_;
+  std::unique_ptr<CdcTable> cdc_;
+  std::unique_ptr<testing::SqlDestination> dest_;
+  std::string name_, dir_, sink_;
 };
 
 TEST_P(SqlExactlyOnce, CrashesAtEveryPointAndAfterChunksLeaveNoDuplicateAndNoGap) {
@@ -221,7 +173,7 @@ TEST_P(SqlAtLeastOnceControl, TheSameCrashDuplicatesChunksWithoutTheWatermark) {
 
 std::vector<Param> Params() {
   std::vector<Param> out;
-  for (Dest d : {Dest::kPostgres, Dest::kSqlite, Dest::kMysql}) {
+  for (SqlDest d : {SqlDest::kPostgres, SqlDest::kSqlite, SqlDest::kMysql}) {
     for (Mode m : {Mode::kAppend, Mode::kUpsert}) {
       for (int rows : {2500, 100000}) out.push_back({d, m, rows});
     }
@@ -232,9 +184,9 @@ std::vector<Param> Params() {
 INSTANTIATE_TEST_SUITE_P(Sinks, SqlExactlyOnce, ::testing::ValuesIn(Params()),
                          [](const auto& info) { return ParamName(info.param); });
 INSTANTIATE_TEST_SUITE_P(Sinks, SqlAtLeastOnceControl,
-                         ::testing::Values(Param{Dest::kPostgres, Mode::kAppend, 2500},
-                                           Param{Dest::kSqlite, Mode::kAppend, 2500},
-                                           Param{Dest::kMysql, Mode::kAppend, 2500}),
+                         ::testing::Values(Param{SqlDest::kPostgres, Mode::kAppend, 2500},
+                                           Param{SqlDest::kSqlite, Mode::kAppend, 2500},
+                                           Param{SqlDest::kMysql, Mode::kAppend, 2500}),
                          [](const auto& info) { return ParamName(info.param); });
 
 }  // namespace

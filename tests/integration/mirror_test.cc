@@ -3,7 +3,6 @@
 // compared with the source by aggregates the databases compute themselves.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,65 +14,68 @@
 #include "sources/postgres/pg_test_support.h"
 #include "testing/process.h"
 #include "testing/services.h"
+#include "testing/sql_destination.h"
+#include "testing/wait.h"
 
 namespace faucet {
 namespace {
 
-using postgres::testing::SlotGuard;
+using postgres::testing::CdcTable;
 using postgres::testing::TestDb;
+using testing::SqlDest;
 using namespace std::chrono_literals;
+
+// The mirror's marker (phase, snapshot_done, position) of the mirror of `config`.
+std::string Marker(const std::string& config) {
+  return testing::RunProcess({FAUCET_BINARY, "state", "get", config, "__replication__"}).output;
+}
+
+// Waits (at most 60 s) until the marker of the mirror of `config` says the snapshot is done.
+::testing::AssertionResult WaitForSnapshotDone(const std::string& config) {
+  ::testing::AssertionResult done = testing::WaitFor(
+      [&] { return Marker(config).find("\"snapshot_done\":true") != std::string::npos; }, 60s,
+      "the snapshot to finish");
+  if (!done) done << "; the marker: " << Marker(config);
+  return done;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
 
 // One row as text, computed by the database: the same expression on every side.
 constexpr const char* kRowText =
     "id || ':' || coalesce(v, '~') || ':' || n || ':' || coalesce(length(big), -1) || ':' || "
     "coalesce(substr(big, 1, 40), '~') || ':' || coalesce(substr(big, length(big) - 39), '~')";
 
-enum class Dest { kPostgres, kSqlite };
-
-std::string DestName(Dest d) { return d == Dest::kPostgres ? "postgres" : "sqlite"; }
-
-std::string SqliteAggregate(const std::string& path, const std::string& table) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(db);
-    return "unreadable";
-  }
-  sqlite3_busy_timeout(db, 5000);
-  std::string sql = "SELECT count(*) || '/' || coalesce(group_concat(r, ','), '') FROM (SELECT " +
-                    std::string(kRowText) + " AS r FROM " + table + " ORDER BY id)";
-  sqlite3_stmt* stmt = nullptr;
-  std::string out = "error";
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-      sqlite3_step(stmt) == SQLITE_ROW) {
-    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return out;
+// The config of a mirror of `table` of `src_url` (its snapshot read by `query`) through
+// cdc_unwrap into `sink` (a flow mapping), its state under `dir`; returns its path.
+std::string MirrorConfig(const std::string& src_url, const CdcTable& table, const std::string& dir,
+                         const std::string& sink, const std::string& query, bool continuous) {
+  std::string config = dir + "/" + table.name() + ".yaml";
+  std::ofstream(config) << "version: 1\nname: " << table.name() << "\npipeline:\n"
+                        << "  source: " << table.SourceYaml() << "\n"
+                        << "  transforms: [{type: cdc_unwrap}]\n"
+                        << "  sink: " << sink << "\n"
+                        << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
+                        << "mirror: {mode: snapshot_then_cdc, continuous: "
+                        << (continuous ? "true" : "false")
+                        << ", snapshot: {source: {type: postgres, config: {connection_url: '"
+                        << src_url << "', query: '" << query << "'}}}}\n";
+  return config;
 }
 
-class MirrorTest : public ::testing::TestWithParam<Dest> {
+class MirrorTest : public ::testing::TestWithParam<SqlDest> {
  protected:
   void SetUp() override {
     table_ = testing::UniqueName("mirror");
     dir_ = testing::TempDir("mirror");
-    src_.Exec("CREATE TABLE " + table_ +
-              " (id int8 PRIMARY KEY, v text, n int8 NOT NULL, big text)");
-    src_.Exec("CREATE PUBLICATION " + table_ + "_pub FOR TABLE " + table_);
-    slot_guard_ = std::make_unique<SlotGuard>(src_.url(), table_ + "_slot");
-    std::string ddl = "CREATE TABLE " + table_ + " (id int8 PRIMARY KEY, v text, n int8, big text)";
-    if (GetParam() == Dest::kPostgres) {
-      src_.Exec("CREATE DATABASE " + table_);
-      dest_url_ = src_.url().substr(0, src_.url().rfind('/') + 1) + table_;
-      dest_ = std::make_unique<TestDb>(dest_url_);
-      dest_->Exec(ddl);
-    } else {
-      sqlite_path_ = dir_ + "/dest.db";
-      sqlite3* db = nullptr;
-      sqlite3_open(sqlite_path_.c_str(), &db);
-      sqlite3_exec(db, ddl.c_str(), nullptr, nullptr, nullptr);
-      sqlite3_close(db);
-    }
+    cdc_ = std::make_unique<CdcTable>(src_, table_,
+                                      "id int8 PRIMARY KEY, v text, n int8 NOT NULL, big text");
+    dest_ = std::make_unique<testing::SqlDestination>(GetParam(), table_, dir_);
+    dest_->Query("CREATE TABLE " + table_ + " (id int8 PRIMARY KEY, v text, n int8, big text)");
   }
 
   void TearDown() override {
@@ -92,30 +94,11 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
   }
 
   std::string WriteConfig(bool continuous) {
-    std::string sink;
-    if (GetParam() == Dest::kPostgres) {
-      sink = "{type: postgres, config: {connection_url: '" + dest_url_ +
-             "', table_name: " + table_ +
-             ", column_mapping: auto_map, write_mode: upsert, key: [id], " +
-             "delete_marker: {field: __op, values: [d]}}}";
-    } else {
-      sink = "{type: sqlite, config: {database_url: '" + sqlite_path_ + "', table_name: " + table_ +
-             ", column_mapping: auto_map, write_mode: upsert, key: [id], " +
-             "delete_marker: {field: __op, values: [d]}}}";
-    }
-    config_ = dir_ + "/mirror.yaml";
-    std::ofstream(config_) << "version: 1\nname: " << table_ << "\npipeline:\n"
-                           << "  source: {type: postgres-cdc, config: {connection_url: '"
-                           << src_.url() << "', slot_name: " << table_
-                           << "_slot, publication_name: " << table_
-                           << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-                           << "  transforms: [{type: cdc_unwrap}]\n"
-                           << "  sink: " << sink << "\n"
-                           << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
-                           << "mirror:\n  mode: snapshot_then_cdc\n  continuous: "
-                           << (continuous ? "true" : "false")
-                           << "\n  snapshot: {source: {type: postgres, config: {connection_url: '"
-                           << src_.url() << "', query: 'SELECT * FROM " << table_ << "'}}}\n";
+    config_ = MirrorConfig(src_.url(), *cdc_, dir_,
+                           dest_->SinkYaml(table_,
+                                           ", column_mapping: auto_map, write_mode: upsert, "
+                                           "key: [id], delete_marker: {field: __op, values: [d]}"),
+                           "SELECT * FROM " + table_, continuous);
     return config_;
   }
 
@@ -171,7 +154,7 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
             break;
         }
         ++changes_;
-        std::this_thread::sleep_for(5ms);
+        std::this_thread::sleep_for(5ms);  // paces the load
       }
     });
   }
@@ -181,60 +164,40 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
     writer_.join();
   }
 
-  std::string SourceAggregate() {
-    return *src_.Scalar(
-        "SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
-        "FROM (SELECT id, " +
-        std::string(kRowText) + " AS r FROM " + table_ + ") s");
+  // "<count>/<row>,<row>,..." of the table, ordered by id, computed by the database holding it.
+  std::string AggregateSql(SqlDest dest) const {
+    if (dest == SqlDest::kSqlite) {
+      return "SELECT count(*) || '/' || coalesce(group_concat(r, ','), '') FROM (SELECT " +
+             std::string(kRowText) + " AS r FROM " + table_ + " ORDER BY id)";
+    }
+    return "SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
+           "FROM (SELECT id, " +
+           std::string(kRowText) + " AS r FROM " + table_ + ") s";
   }
+  std::string SourceAggregate() { return *src_.Scalar(AggregateSql(SqlDest::kPostgres)); }
+  std::string DestAggregate() { return dest_->Query(AggregateSql(GetParam())); }
 
-  int64_t DestCount() {
-    if (GetParam() == Dest::kPostgres) {
-      return std::stoll(dest_->Scalar("SELECT count(*) FROM " + table_).value_or("0"));
-    }
-    sqlite3* db = nullptr;
-    int64_t n = 0;
-    if (sqlite3_open_v2(sqlite_path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-      sqlite3_stmt* stmt = nullptr;
-      std::string sql = "SELECT count(*) FROM " + table_;
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-          sqlite3_step(stmt) == SQLITE_ROW) {
-        n = sqlite3_column_int64(stmt, 0);
-      }
-      sqlite3_finalize(stmt);
-    }
-    sqlite3_close(db);
-    return n;
-  }
+  int64_t DestCount() { return std::stoll(dest_->Query("SELECT count(*) FROM " + table_)); }
 
   // True once the snapshot's rows are reaching the destination: for Postgres, its COPY
   // (one transaction, invisible until it commits) has taken rows.
   bool SnapshotWriting() {
-    if (GetParam() == Dest::kSqlite) return DestCount() > 0;
-    return dest_->Scalar("SELECT count(*) FROM pg_stat_progress_copy WHERE datname = '" + table_ +
-                         "' AND tuples_processed > 0") != "0";
-  }
-
-  std::string DestAggregate() {
-    if (GetParam() == Dest::kSqlite) return SqliteAggregate(sqlite_path_, table_);
-    return *dest_->Scalar(
-        "SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY id), '') "
-        "FROM (SELECT id, " +
-        std::string(kRowText) + " AS r FROM " + table_ + ") s");
+    if (GetParam() == SqlDest::kSqlite) return DestCount() > 0;
+    return dest_->Query("SELECT count(*) FROM pg_stat_progress_copy WHERE datname = '" + table_ +
+                        "' AND tuples_processed > 0") != "0";
   }
 
   // Waits until the destination equals the source; returns the seconds it took.
   double ExpectConverges(std::chrono::seconds limit = 60s) {
-    limit *= testing::TimeScale();
     auto start = std::chrono::steady_clock::now();
     std::string want = SourceAggregate();
     std::string got;
-    while (std::chrono::steady_clock::now() - start < limit) {
-      got = DestAggregate();
-      if (got == want) {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      }
-      std::this_thread::sleep_for(500ms);
+    // Every 500 ms: each comparison aggregates both whole tables.
+    ::testing::AssertionResult converged = testing::WaitFor(
+        [&] { return (got = DestAggregate()) == want; }, limit,
+        "the " + testing::SqlDestName(GetParam()) + " destination to equal the source", 500ms);
+    if (converged) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     // Rows have no ',' in them: show the first one that differs.
     std::string first_diff;
@@ -249,23 +212,29 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
       i = wi + 1;
       j = gj + 1;
     }
-    ADD_FAILURE() << DestName(GetParam()) << " did not converge in " << limit.count()
-                  << " s; source " << want.substr(0, want.find('/')) << " rows, destination "
-                  << got.substr(0, got.find('/')) << " rows; " << first_diff;
+    ADD_FAILURE() << converged.message() << "; source " << want.substr(0, want.find('/'))
+                  << " rows, destination " << got.substr(0, got.find('/')) << " rows; "
+                  << first_diff;
     return -1;
   }
 
-  // Polls the mirror's marker until it says the snapshot is done (at most 60 s).
-  bool WaitForSnapshotDone() {
-    std::string marker;
-    for (int i = 0; i < 600 * testing::TimeScale(); ++i) {
-      marker =
-          testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
-      if (marker.find("\"snapshot_done\":true") != std::string::npos) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    ADD_FAILURE() << "the snapshot did not finish: " << marker;
-    return false;
+  // The slot's confirmed_flush_lsn: the last position the mirror's stream persisted and
+  // acknowledged.
+  Lsn SlotPosition() { return src_.ConfirmedFlush(cdc_->slot()).value_or(Lsn()); }
+
+  // Waits until the running mirror's stream has persisted and acknowledged everything written
+  // to the source until now: it is streaming (again), under whatever load the writer makes.
+  ::testing::AssertionResult WaitForStreamCatchUp() {
+    const Lsn now = src_.CurrentWal();
+    return testing::WaitFor([&] { return SlotPosition() >= now; }, 30s,
+                            "the mirror's stream to move the slot to " + now.ToString());
+  }
+
+  // Waits until the running mirror has logged `n` more retries than it has now.
+  ::testing::AssertionResult WaitForRetries(size_t n) {
+    const size_t before = Count(mirror_->Output(), "retrying in");
+    return testing::WaitFor([&] { return Count(mirror_->Output(), "retrying in") >= before + n; },
+                            30s, std::to_string(n) + " more retries of the mirror");
   }
 
   testing::ProcessResult RunStatus() {
@@ -273,9 +242,9 @@ class MirrorTest : public ::testing::TestWithParam<Dest> {
   }
 
   TestDb src_;
-  std::unique_ptr<TestDb> dest_;
-  std::unique_ptr<SlotGuard> slot_guard_;
-  std::string table_, dir_, dest_url_, sqlite_path_, config_;
+  std::unique_ptr<CdcTable> cdc_;
+  std::unique_ptr<testing::SqlDestination> dest_;
+  std::string table_, dir_, config_;
   std::unique_ptr<testing::Process> mirror_;
   std::thread writer_;
   std::atomic<bool> writer_stop_{false};
@@ -288,11 +257,13 @@ TEST_P(MirrorTest, ConcurrentChangesDuringAndAfterTheSnapshotConverge) {
   WriteConfig(/*continuous=*/true);
   StartWriter();
   StartMirror();
-  std::this_thread::sleep_for(6s);
+  ASSERT_TRUE(WaitForSnapshotDone(config_));
+  ASSERT_TRUE(WaitForStreamCatchUp());
   StopWriter();
   double secs = ExpectConverges();
   std::printf("mirror(%s): %lld concurrent changes, converged %.1f s after the writer stopped\n",
-              DestName(GetParam()).c_str(), static_cast<long long>(changes_.load()), secs);
+              testing::SqlDestName(GetParam()).c_str(), static_cast<long long>(changes_.load()),
+              secs);
   testing::ProcessResult status = RunStatus();
   EXPECT_NE(status.output.find("\"phase\": \"cdc\""), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("\"snapshot_done\": true"), std::string::npos) << status.output;
@@ -307,23 +278,24 @@ TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
   StartWriter();
   StartMirror();
   // Inside the snapshot: the first pages have reached the destination, not all of them.
-  for (int i = 0; i < 3000 && !SnapshotWriting(); ++i) std::this_thread::sleep_for(5ms);
-  if (GetParam() == Dest::kPostgres) {
+  ASSERT_TRUE(testing::WaitFor([&] { return SnapshotWriting(); }, 15s,
+                               "the snapshot's rows to reach the destination"));
+  if (GetParam() == SqlDest::kPostgres) {
     // One bulk load: its rows are not visible until the whole snapshot commits.
     EXPECT_EQ(DestCount(), 0);
   }
   StopMirror(SIGKILL);
-  std::string marker =
-      testing::RunProcess({FAUCET_BINARY, "state", "get", config_, "__replication__"}).output;
+  std::string marker = Marker(config_);
   EXPECT_NE(marker.find("\"snapshot_done\":false"), std::string::npos)
       << "killed after the snapshot, not during it: " << marker;
   StartMirror();  // redoes the snapshot from the same position
-  // Once the redone snapshot is done, a while of CDC under the writer's load, then the kill.
-  ASSERT_TRUE(WaitForSnapshotDone());
-  std::this_thread::sleep_for(2s);
+  // Once the redone snapshot is done and the stream has persisted a page under the writer's
+  // load, the kill; then the restarted mirror streams again before the writer stops.
+  ASSERT_TRUE(WaitForSnapshotDone(config_));
+  ASSERT_TRUE(WaitForStreamCatchUp());
   StopMirror(SIGKILL);
   StartMirror();
-  std::this_thread::sleep_for(2s);
+  ASSERT_TRUE(WaitForStreamCatchUp());
   StopWriter();
   ExpectConverges();
   EXPECT_EQ(StopMirror(SIGTERM).exit_code, 0);
@@ -353,7 +325,7 @@ TEST_P(MirrorToServerTest, SnapshotIsRetriedWhileTheDestinationIsDown) {
   WriteConfig(/*continuous=*/true);
   src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS false");
   StartMirror();
-  std::this_thread::sleep_for(3s);
+  ASSERT_TRUE(WaitForRetries(1));  // the snapshot failed on the refused destination
   src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS true");
   ExpectConverges(60s);
   testing::ProcessResult r = StopMirror(SIGTERM);
@@ -367,64 +339,33 @@ TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
   WriteConfig(/*continuous=*/true);
   StartWriter();
   StartMirror();
-  ASSERT_TRUE(WaitForSnapshotDone());
+  ASSERT_TRUE(WaitForSnapshotDone(config_));
   // The replication connection is killed twice, each time once it is streaming again.
   const std::string kill =
       "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
       "WHERE slot_name = '" +
-      table_ + "_slot' AND active_pid IS NOT NULL";
+      cdc_->slot() + "' AND active_pid IS NOT NULL";
   for (int i = 0; i < 2; ++i) {
-    std::optional<std::string> killed;
-    for (int tries = 0; tries < 600 && !killed; ++tries) {
-      std::this_thread::sleep_for(100ms);
-      killed = src_.Scalar(kill);
-    }
-    ASSERT_EQ(killed, "t") << "the mirror's replication connection never became active";
-    std::this_thread::sleep_for(2s);
+    ASSERT_TRUE(testing::WaitFor([&] { return src_.Scalar(kill) == "t"; }, 60s,
+                                 "the mirror's replication connection to be active"));
+    ASSERT_TRUE(WaitForStreamCatchUp());
   }
-  if (GetParam() == Dest::kPostgres) {
-    // The destination refuses connections for several seconds.
+  if (GetParam() == SqlDest::kPostgres) {
+    // The destination refuses connections until the mirror has failed on it and retried.
     src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS false");
     src_.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + table_ +
               "' AND pid <> pg_backend_pid()");
-    std::this_thread::sleep_for(5s);
+    ASSERT_TRUE(WaitForRetries(2));
     src_.Exec("ALTER DATABASE " + table_ + " ALLOW_CONNECTIONS true");
-    dest_ = std::make_unique<TestDb>(dest_url_);  // ours was terminated too
+    ASSERT_TRUE(WaitForStreamCatchUp());
   }
-  std::this_thread::sleep_for(2s);
   StopWriter();
   double secs = ExpectConverges(60s);
   std::printf("mirror(%s): recovered and converged %.1f s after the writer stopped\n",
-              DestName(GetParam()).c_str(), secs);
+              testing::SqlDestName(GetParam()).c_str(), secs);
   testing::ProcessResult r = StopMirror(SIGTERM);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("retrying"), std::string::npos) << r.output;
-}
-
-// Table `t` (id int8 PRIMARY KEY, v text) in its own publication "<t>_pub", filled by `rows`.
-void PublishTable(TestDb& src, const std::string& t, const std::string& rows) {
-  src.Exec("CREATE TABLE " + t + " (id int8 PRIMARY KEY, v text)");
-  src.Exec("CREATE PUBLICATION " + t + "_pub FOR TABLE " + t);
-  src.Exec("INSERT INTO " + t + " " + rows);
-}
-
-// The config of a one-shot (continuous: false) mirror of table `t` of `src_url` through
-// cdc_unwrap into `sink` (a flow mapping), its state under `dir`; returns its path.
-std::string OneShotMirrorConfig(const std::string& src_url, const std::string& t,
-                                const std::string& dir, const std::string& sink,
-                                const std::string& query) {
-  std::string config = dir + "/" + t + ".yaml";
-  std::ofstream(config)
-      << "name: " << t << "\npipeline:\n"
-      << "  source: {type: postgres-cdc, config: {connection_url: '" << src_url
-      << "', slot_name: " << t << "_slot, publication_name: " << t
-      << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-      << "  transforms: [{type: cdc_unwrap}]\n"
-      << "  sink: " << sink << "\n"
-      << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
-      << "mirror: {mode: snapshot_then_cdc, continuous: false, snapshot: {source: {type: "
-      << "postgres, config: {connection_url: '" << src_url << "', query: '" << query << "'}}}}\n";
-  return config;
 }
 
 // A snapshot row the destination refuses fails the fast bulk load; the snapshot is then redone
@@ -433,26 +374,23 @@ TEST(MirrorBulk, ARefusedSnapshotRowIsNamedByKeyAndColumn) {
   TestDb src;
   std::string t = testing::UniqueName("refuse");
   std::string dir = testing::TempDir("refuse");
-  PublishTable(src, t,
-               "SELECT g, CASE WHEN g = 4321 THEN repeat('x', 20) ELSE 'ok' END "
-               "FROM generate_series(1, 10000) g");
-  SlotGuard guard(src.url(), t + "_slot");
-  src.Exec("CREATE DATABASE " + t);
-  std::string dest_url = src.url().substr(0, src.url().rfind('/') + 1) + t;
-  TestDb dest(dest_url);
-  dest.Exec("CREATE TABLE " + t + " (id int8 PRIMARY KEY, v varchar(10))");
-  std::string config = OneShotMirrorConfig(
-      src.url(), t, dir,
-      "{type: postgres, config: {connection_url: '" + dest_url + "', table_name: " + t +
-          ", column_mapping: auto_map, write_mode: upsert, key: [id]}}",
-      "SELECT * FROM " + t + " ORDER BY id");
+  CdcTable table(src, t, "id int8 PRIMARY KEY, v text");
+  src.Exec("INSERT INTO " + t +
+           " SELECT g, CASE WHEN g = 4321 THEN repeat('x', 20) ELSE 'ok' END "
+           "FROM generate_series(1, 10000) g");
+  testing::SqlDestination dest(SqlDest::kPostgres, t, dir);
+  dest.Query("CREATE TABLE " + t + " (id int8 PRIMARY KEY, v varchar(10))");
+  std::string config =
+      MirrorConfig(src.url(), table, dir,
+                   dest.SinkYaml(t, ", column_mapping: auto_map, write_mode: upsert, key: [id]"),
+                   "SELECT * FROM " + t + " ORDER BY id", /*continuous=*/false);
   testing::ProcessResult r = testing::RunProcess({FAUCET_BINARY, "mirror", config});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("redoing it page by page"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("key (id)=(4321)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("column v"), std::string::npos) << r.output;
   // Pages before the refused row's page were committed by the redo; none after it.
-  EXPECT_EQ(dest.Scalar("SELECT count(*) FROM " + t + " WHERE id > 5000"), "0");
+  EXPECT_EQ(dest.Query("SELECT count(*) FROM " + t + " WHERE id > 5000"), "0");
 }
 
 // A fresh bootstrap reads the table inside the snapshot the slot was exported with, so the
@@ -463,11 +401,11 @@ TEST(MirrorExactCut, RowsInsertedDuringTheSnapshotAppearExactlyOnceInAnAppendSin
   TestDb src;
   std::string t = testing::UniqueName("cut");
   std::string dir = testing::TempDir("cut");
-  PublishTable(src, t, "SELECT g, repeat('x', 200) FROM generate_series(1, 300000) g");
-  SlotGuard guard(src.url(), t + "_slot");
-  std::string config = OneShotMirrorConfig(src.url(), t, dir,
-                                           "{type: jsonl, config: {path: '" + dir + "/out.jsonl'}}",
-                                           "SELECT * FROM " + t);
+  CdcTable table(src, t, "id int8 PRIMARY KEY, v text");
+  src.Exec("INSERT INTO " + t + " SELECT g, repeat('x', 200) FROM generate_series(1, 300000) g");
+  std::string config =
+      MirrorConfig(src.url(), table, dir, "{type: jsonl, config: {path: '" + dir + "/out.jsonl'}}",
+                   "SELECT * FROM " + t, /*continuous=*/false);
   std::atomic<bool> stop{false};
   std::atomic<int> inserted{0};
   std::thread writer([&] {
@@ -480,7 +418,7 @@ TEST(MirrorExactCut, RowsInsertedDuringTheSnapshotAppearExactlyOnceInAnAppendSin
   testing::ProcessResult r;
   {
     testing::Process mirror({FAUCET_BINARY, "mirror", config}, {});
-    std::this_thread::sleep_for(3s);
+    EXPECT_TRUE(WaitForSnapshotDone(config));  // the writer inserted all through it
     stop = true;
     writer.join();
     r = mirror.Wait();
@@ -503,10 +441,10 @@ TEST(MirrorExactCut, RowsInsertedDuringTheSnapshotAppearExactlyOnceInAnAppendSin
               inserted.load());
 }
 
-INSTANTIATE_TEST_SUITE_P(Dest, MirrorTest, ::testing::Values(Dest::kPostgres, Dest::kSqlite),
-                         [](const auto& info) { return DestName(info.param); });
-INSTANTIATE_TEST_SUITE_P(Dest, MirrorToServerTest, ::testing::Values(Dest::kPostgres),
-                         [](const auto& info) { return DestName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Dest, MirrorTest, ::testing::Values(SqlDest::kPostgres, SqlDest::kSqlite),
+                         [](const auto& info) { return testing::SqlDestName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Dest, MirrorToServerTest, ::testing::Values(SqlDest::kPostgres),
+                         [](const auto& info) { return testing::SqlDestName(info.param); });
 
 }  // namespace
 }  // namespace faucet

@@ -11,6 +11,7 @@
 #include "sources/postgres/postgres_cdc_source.h"
 #include "testing/services.h"
 #include "testing/status_matchers.h"
+#include "testing/wait.h"
 
 namespace faucet::postgres {
 namespace {
@@ -97,10 +98,11 @@ TEST_F(PostgresCdcRuleTest, KeepalivesAndDecodingNeverMoveTheSlotWithoutAPersist
     TestDb w;
     for (int i = 0; !stop; ++i) {
       w.Exec("INSERT INTO " + table_ + " VALUES (" + std::to_string(i) + ", 'x')");
-      std::this_thread::sleep_for(50ms);
+      std::this_thread::sleep_for(50ms);  // paces the load
     }
   });
   size_t changes = 0;
+  // A fixed 4 s of reading under load: the slot must not move during any of it.
   auto until = std::chrono::steady_clock::now() + 4s;
   while (std::chrono::steady_clock::now() < until) {
     Result<SourceEvent> e = source.Next(100ms);
@@ -127,7 +129,7 @@ TEST_F(PostgresCdcRuleTest, SlotFollowsThePersistedBookmarkAndIsNeverAheadOfIt) 
     TestDb w;
     for (int i = 0; i < 60; ++i) {
       w.Exec("INSERT INTO " + table_ + " VALUES (" + std::to_string(i) + ", 'x')");
-      std::this_thread::sleep_for(40ms);
+      std::this_thread::sleep_for(40ms);  // paces the load: 60 rows over a few seconds
     }
   });
   std::atomic<int> samples{0};
@@ -142,7 +144,7 @@ TEST_F(PostgresCdcRuleTest, SlotFollowsThePersistedBookmarkAndIsNeverAheadOfIt) 
         ++violations;
       }
       ++samples;
-      std::this_thread::sleep_for(5ms);
+      std::this_thread::sleep_for(5ms);  // the sampling rate
     }
   });
   CollectingSink sink;
@@ -156,13 +158,10 @@ TEST_F(PostgresCdcRuleTest, SlotFollowsThePersistedBookmarkAndIsNeverAheadOfIt) 
   ASSERT_TRUE(persisted.has_value());
   EXPECT_GT(*persisted, created);
   // The last update (sent when the source closes) reaches the walsender asynchronously.
-  auto until = std::chrono::steady_clock::now() + 5s;
-  while (db_.ConfirmedFlush(slot_) != persisted && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(20ms);
-  }
+  EXPECT_TRUE(faucet::testing::WaitFor([&] { return db_.ConfirmedFlush(slot_) == persisted; }, 5s,
+                                       "the slot to reach " + persisted->ToString()));
   stop = true;
   sampler.join();
-  EXPECT_EQ(db_.ConfirmedFlush(slot_), persisted);
   EXPECT_EQ(violations.load(), 0) << "of " << samples.load() << " samples";
   EXPECT_GT(samples.load(), 50);
   EXPECT_EQ(sink.Changes().size(), 60u);
@@ -187,11 +186,8 @@ TEST_F(PostgresCdcRuleTest, IdleDatabaseLetsTheSlotAdvance) {
   std::optional<Lsn> persisted = state.PersistedLsn("pgtest::" + slot_);
   ASSERT_TRUE(persisted.has_value());
   EXPECT_GE(*persisted, wal);
-  auto until = std::chrono::steady_clock::now() + 5s;
-  while (db_.ConfirmedFlush(slot_) != persisted && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_EQ(db_.ConfirmedFlush(slot_), persisted);
+  ASSERT_TRUE(faucet::testing::WaitFor([&] { return db_.ConfirmedFlush(slot_) == persisted; }, 5s,
+                                       "the slot to reach " + persisted->ToString()));
   EXPECT_GT(*db_.ConfirmedFlush(slot_), created);
 }
 
@@ -219,7 +215,7 @@ TEST_F(PostgresCdcRuleTest, LongCycleEndsAtATransactionBoundaryAfterMaxCycleDura
     for (int i = 0; !stop; ++i) {
       w.Exec("INSERT INTO " + table_ + " SELECT g, 'x' FROM generate_series(" +
              std::to_string(i * 100) + ", " + std::to_string(i * 100 + 99) + ") g");
-      std::this_thread::sleep_for(20ms);
+      std::this_thread::sleep_for(20ms);  // paces the load
     }
   });
   PostgresCdcSource source(config_);

@@ -13,6 +13,7 @@
 #include "sources/postgres/slot.h"
 #include "testing/services.h"
 #include "testing/status_matchers.h"
+#include "testing/wait.h"
 
 namespace faucet::postgres {
 namespace {
@@ -109,6 +110,7 @@ TEST_F(PostgresSlotTest, ActiveSlotIsRetriedUntilItsHolderLetsGo) {
     EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
   }
   std::thread release([&] {
+    // A fixed hold: the open below must keep retrying for all of it.
     std::this_thread::sleep_for(700ms);
     holder.reset();
   });
@@ -132,11 +134,9 @@ TEST_F(PostgresSlotTest, SlotAheadOfTheBookmarkNeedsAResync) {
     Pipeline pipeline(source, {}, sink, state, options);
     ASSERT_OK(pipeline.Run());
   }
-  auto until = std::chrono::steady_clock::now() + 5s;
-  while (db_.ConfirmedFlush(slot_) == *Lsn::Parse(old.value["last_lsn"].get<std::string>()) &&
-         std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(20ms);
-  }
+  const Lsn old_lsn = *Lsn::Parse(old.value["last_lsn"].get<std::string>());
+  ASSERT_TRUE(faucet::testing::WaitFor([&] { return db_.ConfirmedFlush(slot_) != old_lsn; }, 5s,
+                                       "the slot to move past " + old_lsn.ToString()));
   // A state store restored from an old backup: the slot has moved past it.
   PostgresCdcSource source(config_);
   Status s = source.Open(old);
@@ -183,11 +183,8 @@ TEST_F(PostgresSlotTest, TemporarySlotLivesOnlyAsLongAsTheSession) {
     // Only what was written after the slot existed.
     ASSERT_EQ(testing::CountChanges(pages), 1u);
   }
-  auto until = std::chrono::steady_clock::now() + 5s;
-  while (db_.ConfirmedFlush(slot_).has_value() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_FALSE(db_.ConfirmedFlush(slot_).has_value());
+  EXPECT_TRUE(faucet::testing::WaitFor([&] { return !db_.ConfirmedFlush(slot_).has_value(); }, 5s,
+                                       "the temporary slot to go with its session"));
 }
 
 TEST_F(PostgresSlotTest, ProtocolVersionOneStreamsWholeTransactions) {

@@ -79,6 +79,17 @@ PostgresCdcConfig TestCdcConfig(const std::string& url, const std::string& slot,
   return c;
 }
 
+CdcTable::CdcTable(TestDb& db, const std::string& name, const std::string& columns)
+    : url_(db.url()), name_(name), guard_(db.url(), slot()) {
+  db.CreateTableAndPublication(name, columns, name + "_pub");
+}
+
+std::string CdcTable::SourceYaml(const std::string& extra) const {
+  return "{type: postgres-cdc, config: {connection_url: '" + url_ + "', slot_name: " + slot() +
+         ", publication_name: " + name_ + "_pub, idle_timeout: 2, status_update_interval: 1" +
+         extra + "}}";
+}
+
 void CdcTest::Name(const std::string& prefix, const std::string& url) {
   const std::string name = faucet::testing::UniqueName(prefix);
   table_ = name + "_t";

@@ -64,6 +64,24 @@ class SlotGuard {
   std::string slot_;
 };
 
+// A source table for the tests that run faucet on it: table `name` with `columns`, created with
+// publication "<name>_pub"; its slot "<name>_slot" is created by whoever streams first and
+// dropped when this goes out of scope.
+class CdcTable {
+ public:
+  CdcTable(TestDb& db, const std::string& name, const std::string& columns);
+
+  const std::string& name() const { return name_; }
+  std::string slot() const { return name_ + "_slot"; }
+  // The YAML flow mapping of a postgres-cdc source streaming it, with short timers
+  // (idle_timeout 2 s, status_update_interval 1 s) and then `extra` entries (", batch_size: 700").
+  std::string SourceYaml(const std::string& extra = "") const;
+
+ private:
+  std::string url_, name_;
+  SlotGuard guard_;
+};
+
 // The fixture most source integration tests share: unique names for a table, its publication
 // and a slot (dropped when the test ends), and a fast-timer config for them (TestCdcConfig).
 class CdcTest : public ::testing::Test {
