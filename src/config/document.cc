@@ -1,5 +1,6 @@
 #include "config/document.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -477,6 +479,48 @@ std::string DefaultPipelineName(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
+namespace {
+
+// Records where each document of a stream starts (its first node, as YAML::Node::Mark gives);
+// ignores the rest.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  const std::vector<YAML::Mark>& marks() const { return marks_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    marks_.push_back(mark);
+    first_node_ = true;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& mark) {
+    if (first_node_) marks_.back() = mark;
+    first_node_ = false;
+  }
+
+  std::vector<YAML::Mark> marks_;
+  bool first_node_ = false;
+};
+
+}  // namespace
+
 Result<Document> LoadDocument(const std::string& path) {
   Result<std::string> text = ReadSmallFile(path, kMaxConfigFileBytes);
   if (!text.ok()) {
@@ -489,13 +533,27 @@ Result<Document> ParseDocument(const std::string& text, const std::string& file_
   auto file = std::make_shared<const std::string>(file_name);
   // yaml-cpp reports through exceptions; none may leave this module.
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      return InvalidArgument(MarkText(file_name, docs[1].Mark()) +
-                             ": expected one YAML document, found " + std::to_string(docs.size()) +
-                             " (separated by '---')");
+    // The stream is scanned for a second document before it is loaded: yaml-cpp 0.7's LoadAll
+    // loops without end, allocating, on a document it neither consumes nor refuses (a stray
+    // ',': jbeder/yaml-cpp#1040), and Load reads only the first document. Such a document
+    // repeats: two that start at the same place.
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts starts;
+    while (starts.marks().size() < 3 && parser.HandleNextDocument(starts)) {
     }
-    return Build(docs.empty() ? YAML::Node() : docs[0], file);
+    const std::vector<YAML::Mark>& marks = starts.marks();
+    for (size_t i = 1; i < marks.size(); ++i) {
+      if (marks[i].pos == marks[i - 1].pos) {
+        return InvalidArgument(MarkText(file_name, marks[i]) +
+                               ": unexpected ',' outside a [...] or {...} collection");
+      }
+    }
+    if (marks.size() > 1) {
+      return InvalidArgument(MarkText(file_name, marks[1]) +
+                             ": expected one YAML document, found more (separated by '---')");
+    }
+    return Build(marks.empty() ? YAML::Node() : YAML::Load(text), file);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(MarkText(file_name, e.mark) + ": " + e.msg);
   }

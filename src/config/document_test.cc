@@ -48,7 +48,7 @@ const MalformedCase kMalformed[] = {
     {"YamlSyntax", "pipeline:\n  source: {type: x\n", "t.yaml:3:1: end of map flow not found"},
     {"TabIndentation", "pipeline:\n\tsource: {}\n", "t.yaml:2:8: illegal map value"},
     {"TwoDocuments", "name: a\n---\nname: b\n",
-     "t.yaml:3:1: expected one YAML document, found 2 (separated by '---')"},
+     "t.yaml:3:1: expected one YAML document, found more (separated by '---')"},
     {"EmptyFile", "# nothing\n", "t.yaml: the config is empty (expected a mapping with pipeline:)"},
     {"TopLevelList", "- pipeline\n",
      "t.yaml:1:1: expected a mapping with pipeline: at the top level, got a list"},
@@ -203,6 +203,21 @@ TEST_F(DocumentTest, SelfReferencingAliasIsRejected) {
   EXPECT_EQ(doc.status().message(),
             "t.yaml:1:42: " + path +
                 ": nested more than 100 levels deep (a self-referencing YAML alias?)");
+}
+
+// yaml-cpp 0.7 loops forever on these (jbeder/yaml-cpp#1040); found by the config fuzzer.
+TEST_F(DocumentTest, AStrayCommaIsAnErrorNotAHang) {
+  for (const char* text : {",\n", "# a comment\n, x\n", "---\n,\n"}) {
+    Result<Document> doc = ParseDocument(text, "t.yaml");
+    ASSERT_FALSE(doc.ok()) << text;
+    EXPECT_THAT(doc.status().message(),
+                testing::HasSubstr("unexpected ',' outside a [...] or {...} collection"))
+        << text;
+  }
+  Result<Document> two = ParseDocument("a: b\n---\n,\n", "t.yaml");
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.status().message(),
+            "t.yaml:3:1: unexpected ',' outside a [...] or {...} collection");
 }
 
 // "Billion laughs": ten levels of ten aliases each name 10^10 values in a few hundred bytes.
