@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include "clients/postgres/connection.h"
 #include "core/redact.h"
 #include "state/state_json.h"
 
@@ -73,16 +74,12 @@ std::string PostgresStateStore::Describe() const {
 
 Status PostgresStateStore::Connect() {
   if (conn_ != nullptr) PQfinish(conn_);
-  // Defaults that the URL may override: with expand_dbname the URL's own parameters replace
-  // the earlier keywords. Without a timeout an unreachable host would block a run for minutes.
-  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
-  const char* values[] = {"10", "faucet", url_.c_str(), nullptr};
-  conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
-  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
-  std::string why = conn_ == nullptr ? "out of memory" : OneLine(PQerrorMessage(conn_));
-  if (conn_ != nullptr) PQfinish(conn_);
   conn_ = nullptr;
-  return Unavailable(Redact(Describe() + ": cannot connect: " + why));
+  Result<postgres::ConnPtr> conn =
+      postgres::Connect(url_, PostgresTls{}, postgres::ConnectionKind::kSql);
+  if (!conn.ok()) return conn.status().WithContext(Redact(Describe()));
+  conn_ = conn->release();
+  return Status::Ok();
 }
 
 Result<PostgresStateStore::Rows> PostgresStateStore::Exec(const std::string& sql,

@@ -108,5 +108,26 @@ TEST(PostgresQuerySource, FactoryReadsTheConfigBlock) {
   EXPECT_EQ(MakePostgresQuerySource(bad).status().code(), StatusCode::kInvalidArgument);
 }
 
+
+TEST(PostgresQuerySource, TlsAndEstimateGoThroughTheSourcesOwnSettings) {
+  TestDb db;
+  const std::string t = faucet::testing::UniqueName("query_tls");
+  db.Exec("CREATE TABLE " + t + " (id int PRIMARY KEY)");
+  db.Exec("INSERT INTO " + t + " SELECT generate_series(1, 5000)");
+  db.Exec("ANALYZE " + t);
+  PostgresQueryConfig config{db.url(), "SELECT id FROM " + t, 1000};
+  // The test server has no TLS: `require` must refuse it, for the read and the estimate alike.
+  config.tls.mode = PostgresTlsMode::kRequire;
+  Status s = PostgresQuerySource(config).Open(std::nullopt);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("SSL"), std::string::npos) << s.message();
+  EXPECT_EQ(PostgresQuerySource(config).EstimateRows(), std::nullopt);
+  config.tls.mode = PostgresTlsMode::kDisable;
+  std::optional<int64_t> estimate = PostgresQuerySource(config).EstimateRows();
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(*estimate, 5000);
+  EXPECT_OK(PostgresQuerySource(config).Open(std::nullopt));
+}
+
 }  // namespace
 }  // namespace faucet::postgres

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 
+#include "clients/postgres/connection.h"
 #include "core/redact.h"
 #include "core/text.h"
 #include "sinks/sql/table_sink.h"
@@ -94,11 +95,9 @@ void AppendCopyCell(const Cell* cell, std::string& out) {
   }
 }
 
-// SQLSTATE classes (https://www.postgresql.org/docs/current/errcodes-appendix.html):
-// 08 connection, 40 rollback (serialization, deadlock), 53 resources, 57 operator intervention
-// and 25006 (read-only, during a failover) may succeed later; 22 data exceptions, 23 integrity
-// violations and 21000 (a row affected twice, i.e. two keys the column type deems equal) are
-// the row's; 42 (undefined column, permission) means the table no longer fits the plan.
+// The message names the server's primary message and detail; the code is the client's one
+// SQLSTATE mapping (postgres::SqlStateCode). A row's own error (kInvalidArgument) carries no
+// `what`: the caller names the table, key and column.
 Status ErrorStatus(PGconn* conn, const PGresult* res, std::string_view what) {
   const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
   std::string message;
@@ -109,15 +108,11 @@ Status ErrorStatus(PGconn* conn, const PGresult* res, std::string_view what) {
   } else {
     message = OneLine(PQerrorMessage(conn));
   }
-  std::string s = state != nullptr ? state : "";
-  std::string cls = s.substr(0, 2);
-  if (PQstatus(conn) != CONNECTION_OK || cls == "08" || cls == "40" || cls == "53" || cls == "57" ||
-      s == "25006") {
-    return Unavailable(Redact(std::string(what) + ": " + message));
-  }
-  if (cls == "22" || cls == "23" || s == "21000") return InvalidArgument(message);
-  if (cls == "42") return FailedPrecondition(std::string(what) + ": " + message);
-  return Internal(std::string(what) + ": " + message);
+  StatusCode code = PQstatus(conn) != CONNECTION_OK
+                        ? StatusCode::kUnavailable
+                        : postgres::SqlStateCode(state != nullptr ? state : "");
+  if (code == StatusCode::kInvalidArgument) return InvalidArgument(message);
+  return Status(code, Redact(std::string(what) + ": " + message));
 }
 
 // A COPY error's context names the line (1-based) and column: "COPY t, line 3, column n: ...".
@@ -295,19 +290,13 @@ class PostgresSink : public sql::TableSink {
 
   Status Connect() {
     if (conn_ != nullptr) PQfinish(conn_);
-    // Keywords after dbname override what the URL says: the sink sends UTF-8 text.
-    const char* keys[] = {"connect_timeout", "application_name", "dbname", "client_encoding",
-                          nullptr};
-    const char* values[] = {"10", "faucet", url_.c_str(), "UTF8", nullptr};
-    conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
-    if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) {
-      PQsetNoticeProcessor(conn_, LogNotice, nullptr);
-      return Status::Ok();
-    }
-    std::string why = conn_ == nullptr ? "out of memory" : OneLine(PQerrorMessage(conn_));
-    if (conn_ != nullptr) PQfinish(conn_);
     conn_ = nullptr;
-    return Unavailable(Redact(Describe() + ": cannot connect: " + why));
+    Result<postgres::ConnPtr> conn =
+        postgres::Connect(url_, PostgresTls{}, postgres::ConnectionKind::kSql);
+    if (!conn.ok()) return conn.status().WithContext(Redact(Describe()));
+    conn_ = conn->release();
+    PQsetNoticeProcessor(conn_, LogNotice, nullptr);
+    return Status::Ok();
   }
 
   // A connection lost between pages is reopened, with its session state.

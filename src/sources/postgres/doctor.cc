@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/redact.h"
-#include "sources/postgres/pg_connection.h"
+#include "clients/postgres/connection.h"
 #include "sources/postgres/slot.h"
 
 namespace faucet::postgres {

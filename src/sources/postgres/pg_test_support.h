@@ -18,7 +18,7 @@
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/state_store.h"
-#include "sources/postgres/pg_connection.h"
+#include "clients/postgres/connection.h"
 #include "sources/postgres/postgres_config.h"
 
 namespace faucet::postgres::testing {

@@ -42,27 +42,6 @@ Result<std::optional<milliseconds>> OptionalSeconds(const config::Block& block,
   return std::optional<milliseconds>(*s * 1000);
 }
 
-Result<PostgresTls> ParseTls(const config::Block& block) {
-  PostgresTls tls;
-  ASSIGN_OR_RETURN(std::optional<config::Block> b, block.OptionalChild("tls"));
-  if (!b) return tls;
-  if (!b->Has("mode")) {
-    return b->Error("mode", "is required (disable, require, verify_ca or verify_full)");
-  }
-  ASSIGN_OR_RETURN(std::string mode,
-                   b->Enum("mode", "", {"disable", "require", "verify_ca", "verify_full"}));
-  if (mode == "disable") tls.mode = PostgresTlsMode::kDisable;
-  if (mode == "require") tls.mode = PostgresTlsMode::kRequire;
-  if (mode == "verify_ca") tls.mode = PostgresTlsMode::kVerifyCa;
-  if (mode == "verify_full") tls.mode = PostgresTlsMode::kVerifyFull;
-  ASSIGN_OR_RETURN(tls.ca_path, b->OptionalString("ca_path"));
-  if (tls.ca_path && tls.mode != PostgresTlsMode::kVerifyCa &&
-      tls.mode != PostgresTlsMode::kVerifyFull) {
-    return b->Error("ca_path", "applies only to mode verify_ca or verify_full");
-  }
-  return tls;
-}
-
 }  // namespace
 
 Result<PostgresCdcConfig> ParsePostgresCdcConfig(const config::Block& block) {
@@ -113,7 +92,7 @@ Result<PostgresCdcConfig> ParsePostgresCdcConfig(const config::Block& block) {
   c.batch_size = static_cast<size_t>(batch);
   ASSIGN_OR_RETURN(int64_t retries, block.Int("slot_acquire_retries", 10, 0, 1000));
   c.slot_acquire_retries = static_cast<int>(retries);
-  ASSIGN_OR_RETURN(c.tls, ParseTls(block));
+  ASSIGN_OR_RETURN(c.tls, postgres::ParseTls(block));
   return c;
 }
 
@@ -121,7 +100,7 @@ Result<PostgresQueryConfig> ParsePostgresQueryConfig(const config::Block& block)
   PostgresQueryConfig c;
   ASSIGN_OR_RETURN(c.connection_url, block.RequiredString("connection_url"));
   RETURN_IF_ERROR(CheckConnectionUrl(block, c.connection_url));
-  ASSIGN_OR_RETURN(c.tls, ParseTls(block));
+  ASSIGN_OR_RETURN(c.tls, postgres::ParseTls(block));
   ASSIGN_OR_RETURN(c.query, block.RequiredString("query"));
   ASSIGN_OR_RETURN(int64_t batch, block.Int("batch_size", 1000, 1, 1'000'000));
   c.batch_size = static_cast<size_t>(batch);

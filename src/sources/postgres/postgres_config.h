@@ -9,25 +9,12 @@
 #include <optional>
 #include <string>
 
+#include "clients/postgres/connection.h"
 #include "config/block.h"
 #include "core/lsn.h"
 #include "core/status.h"
 
 namespace faucet {
-
-// `tls: {mode: ..., ca_path: ...}`, mapped onto libpq's sslmode / sslrootcert.
-enum class PostgresTlsMode {
-  kFromUrl,  // no `tls:` block: the URL's own sslmode (libpq's default "prefer" if none)
-  kDisable,
-  kRequire,
-  kVerifyCa,
-  kVerifyFull,
-};
-
-struct PostgresTls {
-  PostgresTlsMode mode = PostgresTlsMode::kFromUrl;
-  std::optional<std::string> ca_path;
-};
 
 struct PostgresCdcConfig {
   std::string connection_url;

@@ -11,7 +11,7 @@
 
 #include "config/block.h"
 #include "core/source.h"
-#include "sources/postgres/pg_connection.h"
+#include "clients/postgres/connection.h"
 #include "sources/postgres/postgres_config.h"
 
 namespace faucet {

@@ -14,7 +14,7 @@
 
 #include "core/lsn.h"
 #include "core/status.h"
-#include "sources/postgres/pg_connection.h"
+#include "clients/postgres/connection.h"
 #include "sources/postgres/postgres_config.h"
 
 namespace faucet::postgres {

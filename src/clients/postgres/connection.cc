@@ -1,4 +1,4 @@
-#include "sources/postgres/pg_connection.h"
+#include "clients/postgres/connection.h"
 
 #include <cstring>
 
@@ -31,11 +31,33 @@ const char* SslMode(PostgresTlsMode mode) {
 
 }  // namespace
 
+Result<PostgresTls> ParseTls(const config::Block& block) {
+  PostgresTls tls;
+  ASSIGN_OR_RETURN(std::optional<config::Block> b, block.OptionalChild("tls"));
+  if (!b) return tls;
+  if (!b->Has("mode")) {
+    return b->Error("mode", "is required (disable, require, verify_ca or verify_full)");
+  }
+  ASSIGN_OR_RETURN(std::string mode,
+                   b->Enum("mode", "", {"disable", "require", "verify_ca", "verify_full"}));
+  if (mode == "disable") tls.mode = PostgresTlsMode::kDisable;
+  if (mode == "require") tls.mode = PostgresTlsMode::kRequire;
+  if (mode == "verify_ca") tls.mode = PostgresTlsMode::kVerifyCa;
+  if (mode == "verify_full") tls.mode = PostgresTlsMode::kVerifyFull;
+  ASSIGN_OR_RETURN(tls.ca_path, b->OptionalString("ca_path"));
+  if (tls.ca_path && tls.mode != PostgresTlsMode::kVerifyCa &&
+      tls.mode != PostgresTlsMode::kVerifyFull) {
+    return b->Error("ca_path", "applies only to mode verify_ca or verify_full");
+  }
+  return tls;
+}
+
 Result<ConnPtr> Connect(const std::string& url, const PostgresTls& tls, ConnectionKind kind) {
   // With expand_dbname, keywords before the URL are defaults it may override and keywords
   // after it override the URL (libpq docs, PQconnectdbParams).
-  std::vector<const char*> keys = {"application_name", "dbname", "client_encoding"};
-  std::vector<const char*> values = {"faucet", url.c_str(), "UTF8"};
+  std::vector<const char*> keys = {"connect_timeout", "application_name", "dbname",
+                                   "client_encoding"};
+  std::vector<const char*> values = {"10", "faucet", url.c_str(), "UTF8"};
   if (kind == ConnectionKind::kReplication) {
     keys.push_back("replication");
     values.push_back("database");
@@ -64,18 +86,26 @@ std::string SqlState(const PGresult* result) {
   return s != nullptr ? s : "";
 }
 
+StatusCode SqlStateCode(const std::string& state) {
+  if (state.empty()) return StatusCode::kUnavailable;
+  const std::string cls = state.substr(0, 2);
+  if (cls == "08" || cls == "40" || cls == "53" || cls == "57" || state == "25006") {
+    return StatusCode::kUnavailable;
+  }
+  if (cls == "22" || cls == "23" || state == "21000") return StatusCode::kInvalidArgument;
+  if (state == kSqlStateUndefinedObject || state == "42P01") return StatusCode::kNotFound;
+  if (cls == "28" || cls == "42" || cls == "55") return StatusCode::kFailedPrecondition;
+  return StatusCode::kInternal;
+}
+
 Status StatementError(PGconn* conn, const PGresult* result, const std::string& what) {
   std::string state = SqlState(result);
   std::string message = result != nullptr ? Trimmed(PQresultErrorMessage(result)) : "";
   if (message.empty()) message = Trimmed(PQerrorMessage(conn));
   message = what + ": " + Redact(message);
   if (!state.empty()) message += " (SQLSTATE " + state + ")";
-  if (state.empty() || PQstatus(conn) != CONNECTION_OK) return Unavailable(message);
-  std::string cls = state.substr(0, 2);
-  if (cls == "08" || cls == "40" || cls == "53" || cls == "57") return Unavailable(message);
-  if (state == kSqlStateUndefinedObject || state == "42P01") return NotFound(message);
-  if (state == "42501" || cls == "55" || cls == "28") return FailedPrecondition(message);
-  return Internal(message);
+  if (PQstatus(conn) != CONNECTION_OK) return Unavailable(message);
+  return Status(SqlStateCode(state), message);
 }
 
 Result<ResultPtr> Exec(PGconn* conn, const std::string& sql, const std::string& what,
