@@ -12,8 +12,10 @@
 #include <thread>
 
 #include "sources/postgres/pg_test_support.h"
+#include "state/file_state_store.h"
 #include "testing/process.h"
 #include "testing/services.h"
+#include "testing/status_matchers.h"
 #include "testing/sql_destination.h"
 #include "testing/wait.h"
 
@@ -313,6 +315,14 @@ TEST_P(MirrorTest, OneShotMirrorDrainsAndExitsThenResumesWithoutSnapshot) {
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_EQ(second.output.find("snapshot done"), std::string::npos) << second.output;
   ExpectConverges(5s);
+
+  // A CDC bookmark moved behind the captured position (by hand) is refused, not streamed from.
+  FileStateStore state(PosixFileSystem(), dir_ + "/state");
+  ASSERT_OK(state.Put(table_ + "::cdc", Json{{"last_lsn", "0/1"}}));
+  testing::ProcessResult third = testing::RunProcess({FAUCET_BINARY, "mirror", config_});
+  EXPECT_NE(third.exit_code, 0) << third.output;
+  EXPECT_NE(third.output.find("is before the position the mirror captured"), std::string::npos)
+      << third.output;
 }
 
 // A destination that refuses connections when the mirror starts fails the snapshot; under
