@@ -54,7 +54,10 @@ fuzz() {
     mkdir -p "$work/$name/new"
     echo "fuzz: $name for ${seconds}s"
     # New inputs go to a scratch dir; the checked-in corpus is only read.
-    if ! "$fuzzer" -max_total_time="$seconds" -artifact_prefix="$work/$name/" -print_final_stats=1 \
+    # An input that hangs the target never ends libFuzzer's own report (its out-of-memory
+    # handler waits for the stuck input): a hard deadline ends it, and names the input run last.
+    if ! timeout -s KILL $((seconds + 60)) "$fuzzer" -max_total_time="$seconds" \
+      -artifact_prefix="$work/$name/" -print_final_stats=1 \
       "$work/$name/new" "tests/fuzz/corpus/$name" >"$work/$name/log" 2>&1; then
       tail -n 60 "$work/$name/log"
       echo "fuzz: $name found a failing input: $(ls "$work/$name"/crash-* "$work/$name"/leak-* \
