@@ -17,9 +17,10 @@ build: deps
 	@cmake --preset $(PRESET) >/dev/null
 	@cmake --build --preset $(PRESET)
 
-# Starts throwaway PostgreSQL, MariaDB and Redis servers, runs every test, stops the servers.
+# Starts throwaway PostgreSQL, MariaDB and Redis servers, runs every test (but the bench
+# label: `make bench` measures), stops the servers.
 test: build
-	@bash scripts/test.sh $(BUILD)
+	@bash scripts/test.sh $(BUILD) -LE bench
 
 # The checks beyond the tests (README "Checks"): ASan+UBSan and TSan builds running the test
 # suites, the fuzzers from their corpora, clang-tidy. CHECKS="asan fuzz" runs a subset.

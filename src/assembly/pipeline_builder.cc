@@ -42,6 +42,10 @@ std::optional<DlqOptions> DlqOptionsFor(const config::Document& doc, Sink* dlq_s
 
 Result<BuiltPipeline> BuildPipeline(const std::string& path) {
   ASSIGN_OR_RETURN(config::Document doc, config::LoadDocument(path));
+  return BuildPipeline(std::move(doc));
+}
+
+Result<BuiltPipeline> BuildPipeline(config::Document doc) {
   BuiltPipeline built{std::move(doc)};
   built.warnings = built.doc.warnings;
   const config::Document& d = built.doc;

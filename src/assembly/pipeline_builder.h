@@ -51,6 +51,8 @@ struct BuiltPipeline {
 
 // Loads and validates `path`. Errors are kInvalidArgument naming file, line and key.
 Result<BuiltPipeline> BuildPipeline(const std::string& path);
+// The same for a document already loaded (config::LoadDocument).
+Result<BuiltPipeline> BuildPipeline(config::Document doc);
 
 // Builds the config's state store (memory when the config has none).
 Result<std::unique_ptr<StateStore>> OpenState(const BuiltPipeline& built);

@@ -2,9 +2,9 @@
 
 #include <cstdio>
 
+#include "assembly/pipeline_builder.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
-#include "assembly/pipeline_builder.h"
 #include "cli/signals.h"
 #include "core/redact.h"
 #include "mirror/mirror.h"
@@ -13,7 +13,10 @@
 namespace faucet::cli {
 
 int MirrorCommand(const std::string& config_path) {
-  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(config_path);
+  Result<config::Document> doc = config::LoadDocument(config_path);
+  if (!doc.ok()) return ReportFailure(doc.status());
+  if (Status st = mirror::CheckMirrorBlock(*doc); !st.ok()) return ReportFailure(st);
+  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(std::move(*doc));
   if (!built.ok()) return ReportFailure(built.status());
   std::vector<std::string> warnings = built->warnings;
   Result<mirror::MirrorConfig> config = mirror::ParseMirrorConfig(*built, warnings);

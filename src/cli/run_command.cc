@@ -1,8 +1,8 @@
 #include <spdlog/spdlog.h>
 
+#include "assembly/pipeline_builder.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
-#include "assembly/pipeline_builder.h"
 #include "cli/signals.h"
 #include "core/pipeline.h"
 

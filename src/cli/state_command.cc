@@ -1,8 +1,8 @@
 #include <cstdio>
 
+#include "assembly/pipeline_builder.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
-#include "assembly/pipeline_builder.h"
 
 namespace faucet::cli {
 namespace {

@@ -4,9 +4,7 @@
 
 namespace faucet::mirror {
 
-Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
-                                       std::vector<std::string>& warnings) {
-  const config::Document& doc = built.doc;
+Status CheckMirrorBlock(const config::Document& doc) {
   if (!doc.mirror) {
     return doc.root.Error("",
                           "has no mirror: block (faucet mirror needs mode and snapshot.source)");
@@ -24,10 +22,6 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
       return block.Error(key, "unknown key (expected mode, continuous, snapshot)");
     }
   }
-  MirrorConfig cfg;
-  ASSIGN_OR_RETURN(std::string mode,
-                   block.Enum("mode", "snapshot_then_cdc", {"snapshot_then_cdc"}));
-  ASSIGN_OR_RETURN(cfg.continuous, block.Bool("continuous", true));
   ASSIGN_OR_RETURN(config::Block snapshot, block.Child("snapshot"));
   for (const std::string& key : snapshot.Keys()) {
     if (key == "concurrency" || key == "shards") {
@@ -35,6 +29,19 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
     }
     if (key != "source") return snapshot.Error(key, "unknown key (expected source)");
   }
+  return Status::Ok();
+}
+
+Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
+                                       std::vector<std::string>& warnings) {
+  const config::Document& doc = built.doc;
+  RETURN_IF_ERROR(CheckMirrorBlock(doc));
+  const config::Block& block = *doc.mirror;
+  MirrorConfig cfg;
+  ASSIGN_OR_RETURN(std::string mode,
+                   block.Enum("mode", "snapshot_then_cdc", {"snapshot_then_cdc"}));
+  ASSIGN_OR_RETURN(cfg.continuous, block.Bool("continuous", true));
+  ASSIGN_OR_RETURN(config::Block snapshot, block.Child("snapshot"));
   ASSIGN_OR_RETURN(cfg.snapshot_source, config::ParseSourceSpec(snapshot, "source", warnings));
 
   const SourceCapabilities cdc = built.parts.source->Capabilities();

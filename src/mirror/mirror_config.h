@@ -16,7 +16,13 @@ struct MirrorConfig {
   config::ConnectorSpec snapshot_source;  // a query source reading the table(s)
 };
 
-// Reads built.doc.mirror and checks the gates: the pipeline source is a change stream, the
+// The checks of the `mirror:` block that need no built parts: it exists, has only known keys,
+// and asks for nothing this build lacks (a multi-table mirror, parallel snapshots). Run before
+// the pipeline is built, so that such a config is refused for what it asks, not for a sink
+// config written for it (a destination template has no table_name).
+Status CheckMirrorBlock(const config::Document& doc);
+
+// CheckMirrorBlock, then reads built.doc.mirror and checks the gates: the pipeline source is a change stream, the
 // snapshot source a query source, the state store durable, a Postgres slot permanent. A
 // non-upsert sink is a warning (the snapshot/stream overlap may then duplicate rows). Errors
 // name the file, line and key.
