@@ -22,10 +22,11 @@ struct MirrorConfig {
 // config written for it (a destination template has no table_name).
 Status CheckMirrorBlock(const config::Document& doc);
 
-// CheckMirrorBlock, then reads built.doc.mirror and checks the gates: the pipeline source is a change stream, the
-// snapshot source a query source, the state store durable, a Postgres slot permanent. A
-// non-upsert sink is a warning (the snapshot/stream overlap may then duplicate rows). Errors
-// name the file, line and key.
+// CheckMirrorBlock, then reads built.doc.mirror and checks the gates, from what the built
+// connectors declare: the pipeline source captures positions that survive a restart (e.g. a
+// permanent slot), the snapshot source reads tables, the state store is durable. A non-upsert
+// sink is a warning (the snapshot/stream overlap may then duplicate rows). Errors name the
+// file, line and key.
 Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
                                        std::vector<std::string>& warnings);
 
