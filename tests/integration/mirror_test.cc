@@ -232,6 +232,16 @@ class MirrorTest : public ::testing::TestWithParam<SqlDest> {
                             "the mirror's stream to move the slot to " + now.ToString());
   }
 
+  // Waits until the running mirror's stream has persisted and acknowledged a position beyond
+  // the slot's position now: it is streaming (again), not necessarily caught up. For a mirror
+  // started afresh or after a SIGKILL (a failed cycle's final status update also moves the
+  // slot: after an outage, WaitForStreamCatchUp).
+  ::testing::AssertionResult WaitForStreamProgress() {
+    const Lsn before = SlotPosition();
+    return testing::WaitFor([&] { return SlotPosition() > before; }, 30s,
+                            "the mirror's stream to move the slot past " + before.ToString());
+  }
+
   // Waits until the running mirror has logged `n` more retries than it has now.
   ::testing::AssertionResult WaitForRetries(size_t n) {
     const size_t before = Count(mirror_->Output(), "retrying in");
@@ -291,13 +301,15 @@ TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
   EXPECT_NE(marker.find("\"snapshot_done\":false"), std::string::npos)
       << "killed after the snapshot, not during it: " << marker;
   StartMirror();  // redoes the snapshot from the same position
-  // Once the redone snapshot is done and the stream has persisted a page under the writer's
-  // load, the kill; then the restarted mirror streams again before the writer stops.
+  // Once the redone snapshot is done and the stream has persisted a page under the writers'
+  // load, the kill; then the restarted mirror streams again before the writers stop. Progress,
+  // not catching up: under two unthrottled writers an instrumented build may stay behind until
+  // they stop (ExpectConverges then waits for it).
   ASSERT_TRUE(WaitForSnapshotDone(config_));
-  ASSERT_TRUE(WaitForStreamCatchUp());
+  ASSERT_TRUE(WaitForStreamProgress());
   StopMirror(SIGKILL);
   StartMirror();
-  ASSERT_TRUE(WaitForStreamCatchUp());
+  ASSERT_TRUE(WaitForStreamProgress());
   StopWriter();
   ExpectConverges();
   EXPECT_EQ(StopMirror(SIGTERM).exit_code, 0);
