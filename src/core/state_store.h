@@ -1,6 +1,7 @@
 // StateStore: a small durable key/value store for bookmarks and markers.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -15,9 +16,25 @@ enum class Durability {
   kNone,     // gone with the process (memory)
 };
 
+// Proof that this process alone runs under a name (a mirror): held until destroyed or until
+// the process dies, however it dies (SIGKILL included).
+class StateLease {
+ public:
+  virtual ~StateLease() = default;
+};
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
+
+  // Takes the lease named `key` (ValidateStateKey grammar; not a stored value). Another
+  // holder, in this process or any other, makes it kFailedPrecondition saying so. A store
+  // that cannot hold one beyond its process's death returns nullptr (redis, memory): the
+  // caller warns that two runs would not be kept apart.
+  virtual Result<std::unique_ptr<StateLease>> Lease(const std::string& key) {
+    (void)key;
+    return std::unique_ptr<StateLease>();
+  }
 
   // The value under `key`, or nullopt when there is none. A value that exists but cannot be
   // read (corrupt file) is kDataLoss, never "no value": resuming from nothing would replay or

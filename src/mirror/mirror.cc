@@ -18,6 +18,7 @@ using namespace std::chrono_literals;
 
 constexpr auto kFirstBackoff = 1s;
 constexpr auto kMaxBackoff = 60s;
+constexpr auto kLeaseWait = 3s;
 
 }  // namespace
 
@@ -240,6 +241,22 @@ Status Mirror::CheckBookmarkNotBehind(const Bookmark& position) {
 
 Status Mirror::Run() {
   const std::string& name = built_.doc.name;
+  // One process per mirror: a second one would stream from the same slot and write the same
+  // state. The lease dies with this process, however it ends; a holder that has just died may
+  // take a moment to let go (a server notices the closed session), hence a few retries.
+  Result<std::unique_ptr<StateLease>> taken = state_.Lease(LeaseKey(name));
+  for (auto until = std::chrono::steady_clock::now() + kLeaseWait;
+       taken.status().code() == StatusCode::kFailedPrecondition &&
+       std::chrono::steady_clock::now() < until && !stop_.load();) {
+    std::this_thread::sleep_for(200ms);
+    taken = state_.Lease(LeaseKey(name));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, std::move(taken));
+  if (lease == nullptr) {
+    spdlog::warn("mirror {}: this state store cannot hold a lease, so nothing stops a second "
+                 "mirror of the same name from running at the same time",
+                 name);
+  }
   ASSIGN_OR_RETURN(std::optional<Json> marker, state_.Get(MarkerKey(name)));
   if (Result<std::optional<Json>> s = state_.Get(StatusKey(name)); s.ok() && *s) {
     status_ = MirrorStatus::FromJson(**s);

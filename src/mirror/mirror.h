@@ -10,6 +10,8 @@
 //   {name}::__replication__   {"phase": "snapshot"|"cdc", "snapshot_done": bool, "position": P}
 //   {name}::cdc               the CDC bookmark, seeded with P
 //   {name}::__mirror_status__ progress and last error, for `faucet mirror status`
+// and, held while it runs, the lease {name}::__lease__ (StateStore::Lease): a second process
+// running the same mirror fails at once with kFailedPrecondition.
 // A crash during the snapshot redoes it from the same P; a crash during CDC resumes from the
 // bookmark. With `continuous`, a failed snapshot or CDC cycle is retried with capped
 // exponential backoff (1 s doubling to 60 s, reset after a good cycle; a snapshot is redone

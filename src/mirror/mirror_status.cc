@@ -13,6 +13,7 @@ int64_t NowMs() {
 std::string StatusKey(const std::string& name) { return name + "::__mirror_status__"; }
 std::string MarkerKey(const std::string& name) { return name + "::__replication__"; }
 std::string CdcKey(const std::string& name) { return name + "::cdc"; }
+std::string LeaseKey(const std::string& name) { return name + "::__lease__"; }
 
 Json MirrorStatus::ToJson() const {
   Json j = {{"phase", phase},

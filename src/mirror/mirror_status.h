@@ -31,5 +31,6 @@ int64_t NowMs();
 std::string StatusKey(const std::string& name);
 std::string MarkerKey(const std::string& name);
 std::string CdcKey(const std::string& name);
+std::string LeaseKey(const std::string& name);  // a lease, not a stored value
 
 }  // namespace faucet::mirror

@@ -1,9 +1,13 @@
 #include "state/file_state_store.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -45,6 +49,38 @@ std::string TempSuffix() {
 }  // namespace
 
 FileStateStore::FileStateStore(FileSystem& fs, std::string dir) : fs_(fs), dir_(std::move(dir)) {}
+
+namespace {
+
+class FileLease final : public StateLease {
+ public:
+  explicit FileLease(int fd) : fd_(fd) {}
+  ~FileLease() override { ::close(fd_); }  // closing the last descriptor releases the flock
+  FileLease(const FileLease&) = delete;
+  FileLease& operator=(const FileLease&) = delete;
+
+ private:
+  const int fd_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StateLease>> FileStateStore::Lease(const std::string& key) {
+  RETURN_IF_ERROR(ValidateStateKey(key));
+  std::string path = PathOf(key);
+  path.replace(path.size() - 5, 5, ".lock");  // "{key}.json" -> "{key}.lock"
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Unavailable("cannot open lock file " + path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return FailedPrecondition(key + " is held by another process (flock on " + path + ")");
+    }
+    return Unavailable("cannot lock " + path + ": " + std::strerror(err));
+  }
+  return std::unique_ptr<StateLease>(new FileLease(fd));
+}
 
 std::string FileStateStore::PathOf(const std::string& key) const {
   return (std::filesystem::path(dir_) / (FileStem(key) + ".json")).string();

@@ -34,6 +34,9 @@ class FileStateStore : public StateStore {
   // Durable when it returns ok (directory fsync'ed).
   Status Delete(const std::string& key) override;
   Durability durability() const override { return Durability::kDurable; }
+  // An exclusive flock(2) on "{key}.lock" in the directory: released when the lease is
+  // destroyed or the process dies. POSIX directly, not the FileSystem: a lock is not data.
+  Result<std::unique_ptr<StateLease>> Lease(const std::string& key) override;
 
   // The file that holds `key`. REQUIRES: ValidateStateKey(key) is ok.
   std::string PathOf(const std::string& key) const;

@@ -31,15 +31,6 @@ std::string OneLine(const char* message) {
   return out;
 }
 
-// SQLSTATEs after which the same statement may succeed later: connection exceptions (08),
-// transaction rollbacks such as serialization failures and deadlocks (40), insufficient
-// resources (53), operator intervention such as a server shutdown (57), and a write refused by
-// a standby during a failover (25006).
-bool RetryableSqlState(const std::string& state) {
-  std::string cls = state.substr(0, 2);
-  return cls == "08" || cls == "40" || cls == "53" || cls == "57" || state == "25006";
-}
-
 }  // namespace
 
 PostgresStateStore::PostgresStateStore(std::string url, const std::string& table)
@@ -130,10 +121,42 @@ Result<PostgresStateStore::Rows> PostgresStateStore::ExecOnce(
                                      "`, or set ensure_table: true in the state config"));
   }
   std::string message = Redact(Describe() + ": " + why);
-  if (PQstatus(conn_) == CONNECTION_BAD || state.empty() || RetryableSqlState(state)) {
+  if (PQstatus(conn_) == CONNECTION_BAD ||
+      postgres::SqlStateCode(state) == StatusCode::kUnavailable) {
     return Unavailable(message);
   }
   return Internal(message + " (SQLSTATE " + state + ")");
+}
+
+namespace {
+
+// A session-level advisory lock, held by a connection of its own: the server releases it when
+// the session ends, however the process ends.
+class AdvisoryLease final : public StateLease {
+ public:
+  explicit AdvisoryLease(postgres::ConnPtr conn) : conn_(std::move(conn)) {}
+
+ private:
+  postgres::ConnPtr conn_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StateLease>> PostgresStateStore::Lease(const std::string& key) {
+  RETURN_IF_ERROR(ValidateStateKey(key));
+  ASSIGN_OR_RETURN(postgres::ConnPtr conn,
+                   postgres::Connect(url_, PostgresTls{}, postgres::ConnectionKind::kSql));
+  // One lock space per state table: the same key in two tables is two names.
+  ASSIGN_OR_RETURN(std::string name, postgres::Literal(conn.get(), quoted_table_ + "/" + key));
+  ASSIGN_OR_RETURN(postgres::ResultPtr r,
+                   postgres::Exec(conn.get(),
+                                  "SELECT pg_try_advisory_lock(hashtextextended(" + name + ", 0))",
+                                  Redact(Describe()) + ": taking the lease " + key));
+  if (postgres::Value(r.get(), 0, 0) != "t") {
+    return FailedPrecondition(key + " is held by another session (advisory lock in " +
+                              Redact(Describe()) + ")");
+  }
+  return std::unique_ptr<StateLease>(new AdvisoryLease(std::move(conn)));
 }
 
 Result<std::optional<Json>> PostgresStateStore::Get(const std::string& key) {

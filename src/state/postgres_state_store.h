@@ -39,6 +39,8 @@ class PostgresStateStore : public StateStore {
   Status Put(const std::string& key, const Json& value) override;
   Status Delete(const std::string& key) override;
   Durability durability() const override { return Durability::kDurable; }
+  // A session-level advisory lock on (table, key), on a connection the lease keeps open.
+  Result<std::unique_ptr<StateLease>> Lease(const std::string& key) override;
 
  private:
   struct Rows {

@@ -278,6 +278,11 @@ TEST_P(MirrorTest, ConcurrentChangesDuringAndAfterTheSnapshotConverge) {
               secs);
   testing::ProcessResult status = RunStatus();
   EXPECT_NE(status.output.find("\"phase\": \"cdc\""), std::string::npos) << status.output;
+  // A second process running the same mirror is refused while this one runs.
+  testing::ProcessResult second = testing::RunProcess({FAUCET_BINARY, "mirror", config_});
+  EXPECT_NE(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("::__lease__ is held by another process"), std::string::npos)
+      << second.output;
   EXPECT_NE(status.output.find("\"snapshot_done\": true"), std::string::npos) << status.output;
   // SIGTERM flushes the in-flight page and exits 0.
   testing::ProcessResult r = StopMirror(SIGTERM);

@@ -186,6 +186,30 @@ TEST_P(StateStoreContract, InvalidKeyIsRejected) {
   EXPECT_EQ(store_->Get(".hidden").status().code(), StatusCode::kInvalidArgument);
 }
 
+// One holder at a time, across connections and file descriptors alike (a second process is
+// another of those); released with the lease. Redis and memory cannot hold one: nullptr.
+TEST_P(StateStoreContract, ALeaseKeepsASecondHolderOutUntilReleased) {
+  Result<std::unique_ptr<StateLease>> first = store_->Lease("orders::__lease__");
+  ASSERT_OK(first);
+  if (GetParam() == "redis" || GetParam() == "memory") {
+    EXPECT_EQ(*first, nullptr);
+    return;
+  }
+  ASSERT_NE(*first, nullptr);
+  Result<std::unique_ptr<StateLease>> second = store_->Lease("orders::__lease__");
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition) << second.status().ToString();
+  EXPECT_NE(second.status().message().find("orders::__lease__ is held by another"),
+            std::string::npos)
+      << second.status().message();
+  Result<std::unique_ptr<StateLease>> other = store_->Lease("customers::__lease__");
+  ASSERT_OK(other);
+  EXPECT_NE(*other, nullptr);
+  first->reset();
+  Result<std::unique_ptr<StateLease>> again = store_->Lease("orders::__lease__");
+  ASSERT_OK(again);
+  EXPECT_NE(*again, nullptr);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryStore, StateStoreContract,
                          ::testing::Values("postgres", "redis", "file", "memory"),
                          [](const auto& info) { return info.param; });
