@@ -13,7 +13,7 @@
 namespace faucet {
 
 struct Position {
-  // Compared lexicographically: Postgres {lsn}, the generator {last_id}, a binlog
+  // Compared lexicographically: postgres-cdc gives {lsn}; a binlog source would give
   // {file index, offset}.
   std::vector<uint64_t> parts;
 
