@@ -131,10 +131,16 @@ Result<PostgresStateStore::Rows> PostgresStateStore::ExecOnce(
 namespace {
 
 // A session-level advisory lock, held by a connection of its own: the server releases it when
-// the session ends, however the process ends.
+// the session ends, however the process ends. That happens a moment after the connection
+// closes, so the lease unlocks first: released when destroyed means released.
 class AdvisoryLease final : public StateLease {
  public:
   explicit AdvisoryLease(postgres::ConnPtr conn) : conn_(std::move(conn)) {}
+  ~AdvisoryLease() override {
+    postgres::ResultPtr unlocked(PQexec(conn_.get(), "SELECT pg_advisory_unlock_all()"));
+  }
+  AdvisoryLease(const AdvisoryLease&) = delete;
+  AdvisoryLease& operator=(const AdvisoryLease&) = delete;
 
  private:
   postgres::ConnPtr conn_;
