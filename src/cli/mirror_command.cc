@@ -13,10 +13,7 @@
 namespace faucet::cli {
 
 int MirrorCommand(const std::string& config_path) {
-  Result<config::Document> doc = config::LoadDocument(config_path);
-  if (!doc.ok()) return ReportFailure(doc.status());
-  if (Status st = mirror::CheckMirrorBlock(*doc); !st.ok()) return ReportFailure(st);
-  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(std::move(*doc));
+  Result<assembly::BuiltPipeline> built = mirror::BuildMirrorPipeline(config_path);
   if (!built.ok()) return ReportFailure(built.status());
   std::vector<std::string> warnings = built->warnings;
   Result<mirror::MirrorConfig> config = mirror::ParseMirrorConfig(*built, warnings);
@@ -33,7 +30,7 @@ int MirrorCommand(const std::string& config_path) {
 }
 
 int MirrorStatusCommand(const std::string& config_path, bool json) {
-  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(config_path);
+  Result<assembly::BuiltPipeline> built = mirror::BuildMirrorPipeline(config_path);
   if (!built.ok()) return ReportFailure(built.status());
   Result<std::unique_ptr<StateStore>> state = assembly::OpenState(*built);
   if (!state.ok()) return ReportFailure(state.status());

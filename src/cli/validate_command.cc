@@ -20,17 +20,10 @@ Result<std::string> CheckMirror(assembly::BuiltPipeline& built) {
          (cfg.continuous ? ", continuous" : ", one-shot");
 }
 
-// The pipeline of `path`; a mirror: block is checked first (mirror::CheckMirrorBlock).
-Result<assembly::BuiltPipeline> Build(const std::string& path) {
-  ASSIGN_OR_RETURN(config::Document doc, config::LoadDocument(path));
-  if (doc.mirror) RETURN_IF_ERROR(mirror::CheckMirrorBlock(doc));
-  return assembly::BuildPipeline(std::move(doc));
-}
-
 }  // namespace
 
 int ValidateCommand(const std::string& config_path, bool json) {
-  Result<assembly::BuiltPipeline> built = Build(config_path);
+  Result<assembly::BuiltPipeline> built = mirror::BuildMirrorPipeline(config_path);
   Result<std::string> mirror = built.ok() ? CheckMirror(*built) : Result<std::string>("");
   if (built.ok() && !mirror.ok()) built = mirror.status();
   if (json) {

@@ -7,7 +7,6 @@
 
 #include <compare>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace faucet {

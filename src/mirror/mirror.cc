@@ -18,7 +18,6 @@ using namespace std::chrono_literals;
 
 constexpr auto kFirstBackoff = 1s;
 constexpr auto kMaxBackoff = 60s;
-constexpr auto kLeaseWait = 3s;
 
 }  // namespace
 
@@ -61,17 +60,11 @@ Result<Bookmark> Mirror::Bootstrap() {
   const std::string& name = built_.doc.name;
   // P first: everything committed after it is retained by the source and replayed by the
   // stream, so nothing the snapshot misses is lost.
+  // The snapshot source reads inside what this exports (ParseMirrorConfig's gate).
   std::vector<std::string> warnings;  // already reported by validation
   ASSIGN_OR_RETURN(std::unique_ptr<Source> source,
                    assembly::MakeSource(built_.doc.source, warnings));
-  ASSIGN_OR_RETURN(std::unique_ptr<Source> reader,
-                   assembly::MakeSource(config_.snapshot_source, warnings));
-  CapturedPosition captured;
-  if (reader->Capabilities().reads_snapshots) {
-    ASSIGN_OR_RETURN(captured, source->CapturePositionWithSnapshot());
-  } else {
-    ASSIGN_OR_RETURN(captured.position, source->CapturePosition());
-  }
+  ASSIGN_OR_RETURN(CapturedPosition captured, source->CapturePositionWithSnapshot());
   exported_ = std::move(captured.snapshot);
   const Bookmark& position = captured.position;
   spdlog::info("mirror {}: captured position {}", name, position.ToString());
@@ -85,12 +78,7 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   status_.phase = "snapshot";
   status_.snapshot_rows = 0;
   status_.snapshot_started_ms = NowMs();
-  std::vector<std::string> warnings;  // already reported by validation
-  if (Result<std::unique_ptr<Source>> reader =
-          assembly::MakeSource(config_.snapshot_source, warnings);
-      reader.ok()) {
-    status_.snapshot_estimate = (*reader)->EstimateRows();
-  }
+  status_.snapshot_estimate.reset();  // asked of the snapshot source by the first pass
   SaveStatus();
 
   // Without a DLQ the snapshot is one bulk load: a refused row fails it whole, and it is then
@@ -122,6 +110,7 @@ Result<PipelineStats> Mirror::SnapshotPass(const Bookmark& position, bool bulk) 
   ASSIGN_OR_RETURN(assembly::PipelineParts parts,
                    assembly::MakeParts(built_.doc, config_.snapshot_source, true, warnings));
   if (bulk) parts.sink->BeginBulkLoad();
+  if (!status_.snapshot_estimate) status_.snapshot_estimate = parts.source->EstimateRows();
 
   // The snapshot is not resumable: its progress lives in memory and a crash redoes it.
   MemoryStateStore scratch;
@@ -242,16 +231,8 @@ Status Mirror::CheckBookmarkNotBehind(const Bookmark& position) {
 Status Mirror::Run() {
   const std::string& name = built_.doc.name;
   // One process per mirror: a second one would stream from the same slot and write the same
-  // state. The lease dies with this process, however it ends; a holder that has just died may
-  // take a moment to let go (a server notices the closed session), hence a few retries.
-  Result<std::unique_ptr<StateLease>> taken = state_.Lease(LeaseKey(name));
-  for (auto until = std::chrono::steady_clock::now() + kLeaseWait;
-       taken.status().code() == StatusCode::kFailedPrecondition &&
-       std::chrono::steady_clock::now() < until && !stop_.load();) {
-    std::this_thread::sleep_for(200ms);
-    taken = state_.Lease(LeaseKey(name));
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, std::move(taken));
+  // state. The lease dies with this process, however it ends.
+  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, state_.Lease(LeaseKey(name)));
   if (lease == nullptr) {
     spdlog::warn("mirror {}: this state store cannot hold a lease, so nothing stops a second "
                  "mirror of the same name from running at the same time",

@@ -39,8 +39,8 @@ class Mirror {
   Status Run();
 
  private:
-  // Captures P, with the database exactly at P when the CDC source can export it now and the
-  // snapshot source can read inside it (Source capabilities).
+  // Captures P, with the database exactly at P when the CDC source can export it now
+  // (Source::CapturePositionWithSnapshot); the snapshot source reads inside it.
   Result<Bookmark> Bootstrap();
   // False when a stop request interrupted the snapshot.
   Result<bool> Snapshot(const Bookmark& position);

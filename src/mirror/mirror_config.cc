@@ -3,7 +3,9 @@
 #include "assembly/registry.h"
 
 namespace faucet::mirror {
+namespace {
 
+// The checks of BuildMirrorPipeline; also that the block exists.
 Status CheckMirrorBlock(const config::Document& doc) {
   if (!doc.mirror) {
     return doc.root.Error("",
@@ -30,6 +32,14 @@ Status CheckMirrorBlock(const config::Document& doc) {
     if (key != "source") return snapshot.Error(key, "unknown key (expected source)");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Result<assembly::BuiltPipeline> BuildMirrorPipeline(const std::string& path) {
+  ASSIGN_OR_RETURN(config::Document doc, config::LoadDocument(path));
+  if (doc.mirror) RETURN_IF_ERROR(CheckMirrorBlock(doc));
+  return assembly::BuildPipeline(std::move(doc));
 }
 
 Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,

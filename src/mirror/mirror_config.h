@@ -16,13 +16,13 @@ struct MirrorConfig {
   config::ConnectorSpec snapshot_source;  // a query source reading the table(s)
 };
 
-// The checks of the `mirror:` block that need no built parts: it exists, has only known keys,
-// and asks for nothing this build lacks (a multi-table mirror, parallel snapshots). Run before
-// the pipeline is built, so that such a config is refused for what it asks, not for a sink
-// config written for it (a destination template has no table_name).
-Status CheckMirrorBlock(const config::Document& doc);
+// Loads `path` and builds its pipeline (assembly::BuildPipeline), checking a `mirror:` block
+// first for what needs no built parts: only known keys, nothing this build lacks (a
+// multi-table mirror, parallel snapshots). Such a config is then refused for what its mirror
+// asks, not for a sink config written for it (a destination template has no table_name).
+Result<assembly::BuiltPipeline> BuildMirrorPipeline(const std::string& path);
 
-// CheckMirrorBlock, then reads built.doc.mirror and checks the gates, from what the built
+// Reads built.doc.mirror (required) and checks the gates, from what the built
 // connectors declare: the pipeline source captures positions that survive a restart (e.g. a
 // permanent slot), the snapshot source reads tables, the state store is durable. A non-upsert
 // sink is a warning (the snapshot/stream overlap may then duplicate rows). Errors name the

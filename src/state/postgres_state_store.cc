@@ -2,6 +2,9 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
+#include <thread>
+
 #include "clients/postgres/connection.h"
 #include "core/redact.h"
 #include "state/state_json.h"
@@ -130,6 +133,8 @@ Result<PostgresStateStore::Rows> PostgresStateStore::ExecOnce(
 
 namespace {
 
+constexpr auto kLeaseWait = std::chrono::seconds(3);
+
 // A session-level advisory lock, held by a connection of its own: the server releases it when
 // the session ends, however the process ends. That happens a moment after the connection
 // closes, so the lease unlocks first: released when destroyed means released.
@@ -154,13 +159,19 @@ Result<std::unique_ptr<StateLease>> PostgresStateStore::Lease(const std::string&
                    postgres::Connect(url_, PostgresTls{}, postgres::ConnectionKind::kSql));
   // One lock space per state table: the same key in two tables is two names.
   ASSIGN_OR_RETURN(std::string name, postgres::Literal(conn.get(), quoted_table_ + "/" + key));
-  ASSIGN_OR_RETURN(postgres::ResultPtr r,
-                   postgres::Exec(conn.get(),
-                                  "SELECT pg_try_advisory_lock(hashtextextended(" + name + ", 0))",
-                                  Redact(Describe()) + ": taking the lease " + key));
-  if (postgres::Value(r.get(), 0, 0) != "t") {
-    return FailedPrecondition(key + " is held by another session (advisory lock in " +
-                              Redact(Describe()) + ")");
+  const std::string sql = "SELECT pg_try_advisory_lock(hashtextextended(" + name + ", 0))";
+  // A holder that has just died keeps the lock until its server process notices the closed
+  // connection, a moment later: tried again for a while before it counts as held.
+  const auto until = std::chrono::steady_clock::now() + kLeaseWait;
+  while (true) {
+    ASSIGN_OR_RETURN(postgres::ResultPtr r,
+                     postgres::Exec(conn.get(), sql, Redact(Describe()) + ": taking " + key));
+    if (postgres::Value(r.get(), 0, 0) == "t") break;
+    if (std::chrono::steady_clock::now() >= until) {
+      return FailedPrecondition(key + " is held by another session (advisory lock in " +
+                                Redact(Describe()) + ")");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return std::unique_ptr<StateLease>(new AdvisoryLease(std::move(conn)));
 }

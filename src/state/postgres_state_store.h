@@ -39,7 +39,8 @@ class PostgresStateStore : public StateStore {
   Status Put(const std::string& key, const Json& value) override;
   Status Delete(const std::string& key) override;
   Durability durability() const override { return Durability::kDurable; }
-  // A session-level advisory lock on (table, key), on a connection the lease keeps open.
+  // A session-level advisory lock on (table, key), on a connection the lease keeps open. A
+  // holder is waited for up to 3 s (one that just died is released a moment after it).
   Result<std::unique_ptr<StateLease>> Lease(const std::string& key) override;
 
  private:

@@ -27,17 +27,21 @@ using postgres::testing::TestDb;
 using testing::SqlDest;
 using namespace std::chrono_literals;
 
-// The mirror's marker (phase, snapshot_done, position) of the mirror of `config`.
-std::string Marker(const std::string& config) {
-  return testing::RunProcess({FAUCET_BINARY, "state", "get", config, "__replication__"}).output;
+// The phase marker (phase, snapshot_done, position) of mirror `name`, whose config MirrorConfig
+// wrote under `dir`, as compact JSON ("" before there is one), read from its state files.
+std::string Marker(const std::string& dir, const std::string& name) {
+  FileStateStore state(PosixFileSystem(), dir + "/state");
+  Result<std::optional<Json>> marker = state.Get(name + "::__replication__");
+  EXPECT_OK(marker);
+  return marker.ok() && *marker ? (*marker)->dump() : "";
 }
 
-// Waits (at most 60 s) until the marker of the mirror of `config` says the snapshot is done.
-::testing::AssertionResult WaitForSnapshotDone(const std::string& config) {
+// Waits (at most 60 s) until the marker of mirror `name` under `dir` says the snapshot is done.
+::testing::AssertionResult WaitForSnapshotDone(const std::string& dir, const std::string& name) {
   ::testing::AssertionResult done = testing::WaitFor(
-      [&] { return Marker(config).find("\"snapshot_done\":true") != std::string::npos; }, 60s,
+      [&] { return Marker(dir, name).find("\"snapshot_done\":true") != std::string::npos; }, 60s,
       "the snapshot to finish");
-  if (!done) done << "; the marker: " << Marker(config);
+  if (!done) done << "; the marker: " << Marker(dir, name);
   return done;
 }
 
@@ -269,7 +273,7 @@ TEST_P(MirrorTest, ConcurrentChangesDuringAndAfterTheSnapshotConverge) {
   WriteConfig(/*continuous=*/true);
   StartWriter();
   StartMirror();
-  ASSERT_TRUE(WaitForSnapshotDone(config_));
+  ASSERT_TRUE(WaitForSnapshotDone(dir_, table_));
   ASSERT_TRUE(WaitForStreamCatchUp());
   StopWriter();
   double secs = ExpectConverges();
@@ -302,7 +306,7 @@ TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
     EXPECT_EQ(DestCount(), 0);
   }
   StopMirror(SIGKILL);
-  std::string marker = Marker(config_);
+  std::string marker = Marker(dir_, table_);
   EXPECT_NE(marker.find("\"snapshot_done\":false"), std::string::npos)
       << "killed after the snapshot, not during it: " << marker;
   StartMirror();  // redoes the snapshot from the same position
@@ -310,7 +314,7 @@ TEST_P(MirrorTest, SigkillDuringTheSnapshotAndDuringCdcLosesNothing) {
   // load, the kill; then the restarted mirror streams again before the writers stop. Progress,
   // not catching up: under two unthrottled writers an instrumented build may stay behind until
   // they stop (ExpectConverges then waits for it).
-  ASSERT_TRUE(WaitForSnapshotDone(config_));
+  ASSERT_TRUE(WaitForSnapshotDone(dir_, table_));
   ASSERT_TRUE(WaitForStreamProgress());
   StopMirror(SIGKILL);
   StartMirror();
@@ -366,7 +370,7 @@ TEST_P(MirrorTest, RecoversOnItsOwnFromReplicationAndDestinationOutages) {
   WriteConfig(/*continuous=*/true);
   StartWriter();
   StartMirror();
-  ASSERT_TRUE(WaitForSnapshotDone(config_));
+  ASSERT_TRUE(WaitForSnapshotDone(dir_, table_));
   // The replication connection is killed twice, each time once it is streaming again.
   const std::string kill =
       "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
@@ -445,7 +449,7 @@ TEST(MirrorExactCut, RowsInsertedDuringTheSnapshotAppearExactlyOnceInAnAppendSin
   testing::ProcessResult r;
   {
     testing::Process mirror({FAUCET_BINARY, "mirror", config}, {});
-    EXPECT_TRUE(WaitForSnapshotDone(config));  // the writer inserted all through it
+    EXPECT_TRUE(WaitForSnapshotDone(dir, t));  // the writer inserted all through it
     stop = true;
     writer.join();
     r = mirror.Wait();
