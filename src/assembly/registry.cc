@@ -73,12 +73,17 @@ const std::vector<SourceKind>& SourceKinds() {
 
 const std::vector<SinkKind>& SinkKinds() {
   static const std::vector<SinkKind> kKinds = {
-      {"jsonl", false, MakeJsonlSink},      {"file", false, MakeJsonlSink},
-      {"csv", false, MakeCsvSink},          {"stdout", false, MakeStdoutSink},
-      {"postgres", true, MakePostgresSink}, {"sqlite", true, MakeSqliteSink},
-      {"mysql", true, MakeMysqlSink},
+      {"jsonl", false, false, MakeJsonlSink},      {"file", false, false, MakeJsonlSink},
+      {"csv", false, false, MakeCsvSink},          {"stdout", false, false, MakeStdoutSink},
+      {"postgres", true, true, MakePostgresSink}, {"sqlite", true, true, MakeSqliteSink},
+      {"mysql", true, true, MakeMysqlSink},
   };
   return kKinds;
+}
+
+bool SinkWritesByKey(const std::string& type) {
+  const SinkKind* kind = Find(SinkKinds(), type);
+  return kind != nullptr && kind->writes_by_key;
 }
 
 const std::vector<TransformKind>& TransformKinds() {

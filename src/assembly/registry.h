@@ -28,6 +28,9 @@ struct SinkKind {
   // Can commit rows and a commit token in one transaction (atomic watermark), in some write
   // mode: only for naming such sinks in errors. What a built sink does is its Capabilities().
   bool atomic_watermark = false;
+  // Can write by a key (write_mode upsert/delete with `key:`): a multi-table mirror's default
+  // write mode for keyed tables.
+  bool writes_by_key = false;
   std::function<Result<std::unique_ptr<Sink>>(const config::Block&)> make;
 };
 
@@ -42,6 +45,8 @@ struct TransformKind {
 void WarnUnread(const config::Block& block, std::vector<std::string>& warnings);
 
 const std::vector<SourceKind>& SourceKinds();
+// SinkKind::writes_by_key of `type` (false for an unknown type).
+bool SinkWritesByKey(const std::string& type);
 const std::vector<SinkKind>& SinkKinds();
 const std::vector<TransformKind>& TransformKinds();
 

@@ -8,6 +8,8 @@
 #include "cli/signals.h"
 #include "core/redact.h"
 #include "mirror/mirror.h"
+#include "mirror/multi_mirror.h"
+#include "mirror/multi_status.h"
 #include "mirror/status_report.h"
 
 namespace faucet::cli {
@@ -22,8 +24,14 @@ int MirrorCommand(const std::string& config_path) {
   Result<std::unique_ptr<StateStore>> state = assembly::OpenState(*built);
   if (!state.ok()) return ReportFailure(state.status());
 
-  mirror::Mirror m(*built, std::move(*config), **state, StopFlag());
-  Status st = m.Run();
+  Status st;
+  if (config->tables) {
+    mirror::MultiMirror m(*built, std::move(*config), **state, StopFlag());
+    st = m.Run();
+  } else {
+    mirror::Mirror m(*built, std::move(*config), **state, StopFlag());
+    st = m.Run();
+  }
   if (!st.ok()) return ReportRunFailure(st);
   spdlog::info("mirror {}: finished", built->doc.name);
   return kExitOk;
@@ -34,9 +42,16 @@ int MirrorStatusCommand(const std::string& config_path, bool json) {
   if (!built.ok()) return ReportFailure(built.status());
   Result<std::unique_ptr<StateStore>> state = assembly::OpenState(*built);
   if (!state.ok()) return ReportFailure(state.status());
-  Result<Json> status = mirror::ReadMirrorStatus(*built, **state);
+  std::vector<std::string> warnings;
+  Result<mirror::MirrorConfig> config = mirror::ParseMirrorConfig(*built, warnings);
+  if (!config.ok()) return ReportFailure(config.status());
+  const bool multi = config->tables.has_value();
+  Result<Json> status = multi ? mirror::ReadMultiStatus(*built, *config->tables, **state)
+                              : mirror::ReadMirrorStatus(*built, **state);
   if (!status.ok()) return ReportFailure(status.status());
-  std::string out = json ? status->dump(2) + "\n" : mirror::FormatMirrorStatus(*status);
+  std::string out = json    ? status->dump(2) + "\n"
+                    : multi ? mirror::FormatMultiStatus(*status)
+                            : mirror::FormatMirrorStatus(*status);
   std::fputs(Redact(out).c_str(), stdout);
   return kExitOk;
 }

@@ -21,6 +21,8 @@ const std::vector<CrashPointInfo>& RegisteredCrashPoints() {
       {"state.file.after_temp_write", "the new state is in a temp file that is not fsync'ed"},
       {"state.file.before_rename", "the temp state file is fsync'ed but not renamed into place"},
       {"state.file.after_rename", "the state file was renamed; its directory is not fsync'ed"},
+      {"mirror.table_snapshot_page",
+       "a multi-table mirror wrote a page of a table's snapshot (the table is still being read)"},
   };
   return kPoints;
 }

@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/bookmark.h"
 #include "core/page.h"
@@ -38,6 +40,26 @@ struct SourceCapabilities {
   // Reads a table's rows once (a query source), also inside a ConsistentSnapshot exported by
   // a change stream of the same database (ReadInSnapshot): what a mirror snapshots with.
   bool reads_snapshots = false;
+  // Lists the tables it can read (DiscoverTables): what a multi-table mirror snapshots with.
+  bool discovers_tables = false;
+  // A change stream of many tables whose changes name their table (Change::relation) and have
+  // an ordered position (ChangePosition): what a multi-table mirror routes from.
+  bool routes_tables = false;
+};
+
+// A table a source can read, as DiscoverTables reports it.
+struct DiscoveredTable {
+  std::string name;    // "schema.table": the name a multi-table mirror selects and keys by
+  std::string schema;  // "schema"
+  std::string table;   // "table"
+  std::vector<std::string> key;  // primary-key columns in key order; empty when it has none
+  std::optional<int64_t> estimated_rows;  // the catalog's estimate; nullopt when unknown
+  // Names ("schema.leaf") under which the change stream may report this table's changes:
+  // the leaf partitions of a partitioned table (discovered once, via its root).
+  std::vector<std::string> partitions;
+  // The keys to set in the source's `config:` so that it reads just this table
+  // (Postgres: {"query": "SELECT * FROM \"schema\".\"table\""}).
+  std::map<std::string, std::string> read_patch;
 };
 
 // The source database held still at a captured position, for as long as this object lives:
@@ -120,6 +142,29 @@ class Source {
   virtual std::optional<int64_t> EstimateRows() const { return std::nullopt; }
   virtual std::optional<int64_t> BytesBehind(const Bookmark& position) const {
     (void)position;
+    return std::nullopt;
+  }
+
+  // The tables this source can read, with their keys and row estimates, in name order; with
+  // its own connection. kFailedPrecondition unless discovers_tables.
+  virtual Result<std::vector<DiscoveredTable>> DiscoverTables() const {
+    return FailedPrecondition("this source cannot discover tables");
+  }
+
+  // For each of `tables` (DiscoveredTable::name) whose changes this stream would not carry in
+  // full, why, and how to fix it (Postgres: not in the publication, replica identity
+  // NOTHING); tables it carries are absent. With its own connection.
+  virtual Result<std::map<std::string, std::string>> TablesNotStreamed(
+      const std::vector<std::string>& tables) const {
+    (void)tables;
+    return std::map<std::string, std::string>();
+  }
+
+  // The position of `change`'s transaction (Postgres: {commit LSN}): a bookmark B covers the
+  // change, i.e. a resume from B does not deliver it again, exactly when
+  // ChangePosition(change) < PositionOf(B). nullopt when the source cannot tell.
+  virtual std::optional<Position> ChangePosition(const Change& change) const {
+    (void)change;
     return std::nullopt;
   }
 };

@@ -8,8 +8,8 @@
 
 #include "assembly/registry.h"
 #include "core/pipeline.h"
+#include "mirror/snapshot_pass.h"
 #include "mirror/snapshot_progress.h"
-#include "state/memory_state_store.h"
 
 namespace faucet::mirror {
 namespace {
@@ -78,18 +78,29 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   status_.phase = "snapshot";
   status_.snapshot_rows = 0;
   status_.snapshot_started_ms = NowMs();
-  status_.snapshot_estimate.reset();  // asked of the snapshot source by the first pass
+  status_.snapshot_estimate.reset();  // asked of the snapshot source by the read
   SaveStatus();
 
-  // Without a DLQ the snapshot is one bulk load: a refused row fails it whole, and it is then
-  // redone page by page, which names the row (and its key and column).
-  const bool bulk = !built_.doc.dlq.has_value();
-  Result<PipelineStats> stats = SnapshotPass(position, bulk);
-  if (!stats.ok() && bulk && stats.status().code() == StatusCode::kInvalidArgument) {
-    spdlog::warn("mirror {}: the bulk snapshot load was refused ({}); redoing it page by page",
-                 name, stats.status().message());
-    stats = SnapshotPass(position, false);
-  }
+  std::optional<SnapshotProgress> progress;
+  SnapshotRead read;
+  read.doc = &built_.doc;
+  read.source = &config_.snapshot_source;
+  read.exported = exported_.get();
+  read.label = name;
+  read.stop = &stop_;
+  read.on_estimate = [&](std::optional<int64_t> estimate) {
+    if (!status_.snapshot_estimate) status_.snapshot_estimate = estimate;
+    progress.emplace(status_.snapshot_estimate, isatty(STDERR_FILENO) != 0);
+  };
+  read.on_rows = [&](uint64_t rows) {
+    status_.snapshot_rows = rows;
+    if (progress && progress->Tick(rows)) SaveStatus();
+  };
+  Result<PipelineStats> stats = ReadSnapshot(read);
+  // The read is done (or failed): release the exporting session. A redo reads the table as
+  // it is then, P plus upsert.
+  exported_.reset();
+  if (progress) progress->Finish(stats.ok() ? stats->changes : status_.snapshot_rows);
   if (!stats.ok()) return stats.status().WithContext("mirror snapshot phase failed");
   if (stats->stopped) {
     spdlog::info("mirror {}: stopped during the snapshot; the next run redoes it from {}", name,
@@ -102,39 +113,6 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   spdlog::info("mirror {}: snapshot done, {} rows; streaming from {}", name, stats->changes,
                position.ToString());
   return true;
-}
-
-Result<PipelineStats> Mirror::SnapshotPass(const Bookmark& position, bool bulk) {
-  const std::string& name = built_.doc.name;
-  std::vector<std::string> warnings;  // already reported by validation
-  ASSIGN_OR_RETURN(assembly::PipelineParts parts,
-                   assembly::MakeParts(built_.doc, config_.snapshot_source, true, warnings));
-  if (bulk) parts.sink->BeginBulkLoad();
-  if (!status_.snapshot_estimate) status_.snapshot_estimate = parts.source->EstimateRows();
-
-  // The snapshot is not resumable: its progress lives in memory and a crash redoes it.
-  MemoryStateStore scratch;
-  SnapshotProgress progress(status_.snapshot_estimate, isatty(STDERR_FILENO) != 0);
-  PipelineOptions options;
-  options.state_key = name + "::snapshot";
-  options.stop = &stop_;
-  options.dlq = assembly::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
-  options.on_page = [&](const Page&, const PipelineStats& stats) {
-    status_.snapshot_rows = stats.changes;
-    if (progress.Tick(stats.changes)) SaveStatus();
-  };
-  if (exported_) {
-    RETURN_IF_ERROR(parts.source->ReadInSnapshot(*exported_));
-    spdlog::info("mirror {}: reading inside snapshot {} (an exact cut at {})", name,
-                 exported_->id(), position.ToString());
-  }
-  Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, scratch, options);
-  Result<PipelineStats> stats = pipeline.Run();
-  // The read is done (or failed): release the exporting session. A redo reads the table
-  // as it is then, P plus upsert.
-  exported_.reset();
-  progress.Finish(stats.ok() ? stats->changes : status_.snapshot_rows);
-  return stats;
 }
 
 Status Mirror::RunCdcCycle() {

@@ -44,8 +44,6 @@ class Mirror {
   Result<Bookmark> Bootstrap();
   // False when a stop request interrupted the snapshot.
   Result<bool> Snapshot(const Bookmark& position);
-  // One pipeline run of the snapshot; `bulk` makes it one bulk load (Sink::BeginBulkLoad).
-  Result<PipelineStats> SnapshotPass(const Bookmark& position, bool bulk);
   // Snapshot, redone after a transient failure under `continuous` (from P, plus upsert).
   Result<bool> SnapshotUntilDone(const Bookmark& position);
   Status Stream();

@@ -12,25 +12,53 @@ Status CheckMirrorBlock(const config::Document& doc) {
                           "has no mirror: block (faucet mirror needs mode and snapshot.source)");
   }
   const config::Block& block = *doc.mirror;
-  for (const char* key : {"tables", "per_table"}) {
-    if (block.Has(key)) {
-      return block.Error(key,
-                         "a multi-table mirror is not available in this build (mirror one "
-                         "table per config)");
-    }
-  }
   for (const std::string& key : block.Keys()) {
-    if (key != "mode" && key != "continuous" && key != "snapshot") {
-      return block.Error(key, "unknown key (expected mode, continuous, snapshot)");
+    if (key != "mode" && key != "continuous" && key != "snapshot" && key != "tables" &&
+        key != "per_table") {
+      return block.KeyError(key, "unknown key '" + key +
+                                     "' (expected one of: mode, continuous, snapshot, tables, "
+                                     "per_table)");
     }
   }
   ASSIGN_OR_RETURN(config::Block snapshot, block.Child("snapshot"));
   for (const std::string& key : snapshot.Keys()) {
-    if (key == "concurrency" || key == "shards") {
-      return snapshot.Error(key, "is not available in this build (the snapshot is one stream)");
+    if (key != "source" && key != "concurrency" && key != "shards") {
+      return snapshot.KeyError(key, "unknown key '" + key +
+                                        "' (expected one of: source, concurrency, shards)");
     }
-    if (key != "source") return snapshot.Error(key, "unknown key (expected source)");
   }
+  ASSIGN_OR_RETURN(std::optional<TablesConfig> tables, ParseTablesConfig(block));
+  if (tables && tables->shards > 1) {
+    return snapshot.Error("shards",
+                          "is not available in this build (each table is read whole; "
+                          "use concurrency to read several tables at once)");
+  }
+  return Status::Ok();
+}
+
+// A multi-table config's sink is a template: renders it for a sample table.
+Status RenderSampleSink(config::Document& doc) {
+  ASSIGN_OR_RETURN(std::optional<TablesConfig> tables, ParseTablesConfig(*doc.mirror));
+  if (!tables) return Status::Ok();
+  if (tables->destination.IsNull() && DefaultDestinationField(doc.sink.type).empty()) {
+    return doc.sink.spec.Error(
+        "type", "sink '" + doc.sink.type +
+                    "' has no default per-table destination — set mirror.tables.destination "
+                    "(string values may use {table}, {table_name}, {schema})");
+  }
+  std::vector<std::string> warnings;  // reported when the pipeline is built
+  ASSIGN_OR_RETURN(config::Block snapshot, doc.mirror->Child("snapshot"));
+  ASSIGN_OR_RETURN(config::ConnectorSpec source, config::ParseSourceSpec(snapshot, "source",
+                                                                         warnings));
+  DiscoveredTable sample;
+  sample.name = "sample_schema.sample_table";
+  sample.schema = "sample_schema";
+  sample.table = "sample_table";
+  sample.key = {"id"};
+  TablePlan plan =
+      PlanTable(*tables, doc, source, sample, assembly::SinkWritesByKey(doc.sink.type));
+  if (!plan.refused.empty()) return doc.sink.spec.Error("config", plan.refused);
+  doc.sink = plan.sink;
   return Status::Ok();
 }
 
@@ -38,7 +66,10 @@ Status CheckMirrorBlock(const config::Document& doc) {
 
 Result<assembly::BuiltPipeline> BuildMirrorPipeline(const std::string& path) {
   ASSIGN_OR_RETURN(config::Document doc, config::LoadDocument(path));
-  if (doc.mirror) RETURN_IF_ERROR(CheckMirrorBlock(doc));
+  if (doc.mirror) {
+    RETURN_IF_ERROR(CheckMirrorBlock(doc));
+    RETURN_IF_ERROR(RenderSampleSink(doc));
+  }
   return assembly::BuildPipeline(std::move(doc));
 }
 
@@ -53,6 +84,7 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
   ASSIGN_OR_RETURN(cfg.continuous, block.Bool("continuous", true));
   ASSIGN_OR_RETURN(config::Block snapshot, block.Child("snapshot"));
   ASSIGN_OR_RETURN(cfg.snapshot_source, config::ParseSourceSpec(snapshot, "source", warnings));
+  ASSIGN_OR_RETURN(cfg.tables, ParseTablesConfig(block));
 
   const SourceCapabilities cdc = built.parts.source->Capabilities();
   if (!cdc.captures_position) {
@@ -84,6 +116,21 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
   if (!cdc.position_not_durable.empty()) {
     return doc.source.spec.Error("config", "a mirror needs a position that survives a restart: " +
                                                cdc.position_not_durable);
+  }
+  if (cfg.tables) {
+    if (!cdc.routes_tables) {
+      return doc.source.spec.Error("type",
+                                   "a multi-table mirror needs a CDC source that routes records "
+                                   "to tables (postgres-cdc); got '" +
+                                       doc.source.type + "'");
+    }
+    if (!reader->Capabilities().discovers_tables) {
+      return cfg.snapshot_source.spec.Error(
+          "type", "mirror.snapshot.source '" + cfg.snapshot_source.type +
+                      "' cannot discover tables; a multi-table mirror resolves its table set "
+                      "from the snapshot source's discovery");
+    }
+    return cfg;
   }
   if (!built.parts.sink->Capabilities().dedups_by_key) {
     warnings.push_back(doc.sink.spec.Where("type") +

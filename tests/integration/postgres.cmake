@@ -3,6 +3,7 @@ faucet_test(faucet_postgres_integration_test
   ${CMAKE_CURRENT_LIST_DIR}/postgres_cdc_rule_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/postgres_cdc_streaming_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/postgres_cdc_types_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/postgres_discovery_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/postgres_query_source_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/postgres_slot_test.cc
   LIBS faucet_source_postgres faucet_source_postgres_testing faucet_core)

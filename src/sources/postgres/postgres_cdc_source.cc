@@ -459,6 +459,7 @@ SourceCapabilities PostgresCdcSource::Capabilities() const {
   SourceCapabilities caps;
   caps.deterministic_replay = true;
   caps.captures_position = true;
+  caps.routes_tables = true;
   if (config_.temporary_slot) {
     caps.position_not_durable =
         "slot_type: temporary: a temporary slot is dropped with the session that created it, "
@@ -470,6 +471,157 @@ SourceCapabilities PostgresCdcSource::Capabilities() const {
 Result<Position> PostgresCdcSource::PositionOf(const Bookmark& bookmark) const {
   ASSIGN_OR_RETURN(Lsn lsn, ParseBookmark(bookmark));
   return Position{{lsn.value()}};
+}
+
+std::optional<Position> PostgresCdcSource::ChangePosition(const Change& change) const {
+  if (change.commit_position == 0) return std::nullopt;
+  return Position{{change.commit_position}};
+}
+
+namespace {
+
+// For each existing table among `names` (an SQL text[]): schema, table, whether it or one of
+// its partitions is listed for publication `pub` (an SQL literal), and its leaves (itself, for
+// an ordinary table) without a replica identity, as a JSON array of [schema, table,
+// relreplident]. A partitioned table counts as published when its root (with
+// publish_via_partition_root) or any partition is listed; its leaves are what is decoded, with
+// their own identity. pg_partition_tree lists nothing for an ordinary table, hence the table
+// itself in both sets. Without an identity: NOTHING, DEFAULT without a primary key, or USING
+// INDEX whose index was dropped (relreplident stays 'i').
+std::string TablesNotStreamedSql(const std::string& names, const std::string& pub) {
+  return R"sql(
+WITH published AS (
+  SELECT c.oid FROM pg_publication_tables pt
+  JOIN pg_namespace n ON n.nspname = pt.schemaname
+  JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
+  WHERE pt.pubname = )sql" +
+         pub + R"sql()
+SELECT n.nspname, c.relname,
+  EXISTS (SELECT 1 FROM (SELECT c.oid UNION SELECT relid FROM pg_partition_tree(c.oid)) t
+          WHERE t.oid IN (SELECT oid FROM published)),
+  (SELECT coalesce(json_agg(json_build_array(ln.nspname, l.relname, l.relreplident)
+                            ORDER BY ln.nspname, l.relname), '[]')
+   FROM pg_class l JOIN pg_namespace ln ON ln.oid = l.relnamespace
+   WHERE l.oid IN (SELECT c.oid WHERE c.relkind = 'r'
+                   UNION SELECT relid FROM pg_partition_tree(c.oid) WHERE isleaf)
+     AND (l.relreplident = 'n'
+     OR (l.relreplident = 'd' AND NOT EXISTS (
+           SELECT 1 FROM pg_index i WHERE i.indrelid = l.oid AND i.indisprimary))
+     OR (l.relreplident = 'i' AND NOT EXISTS (
+           SELECT 1 FROM pg_index i WHERE i.indrelid = l.oid AND i.indisreplident))))
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p') AND n.nspname || '.' || c.relname = ANY ()sql" +
+         names + ")";
+}
+
+std::string QuotedTable(const std::string& schema, const std::string& table) {
+  return QuoteIdentifier(schema, '"') + "." + QuoteIdentifier(table, '"');
+}
+
+Status BadCatalogRow(const std::string& pub) {
+  return Internal("checking the tables of publication '" + pub +
+                  "': unexpected replica identities from the catalog");
+}
+
+// Why table `schema`.`table`, through its leaf `leaf_schema`.`leaf` (the table itself unless
+// partitioned) without a replica identity (pg_class.relreplident `ident`), misses changes.
+// Postgres does not log the old key of such a row, and rejects its UPDATE and DELETE outright
+// while a publication that publishes them holds the table (CheckCmdReplicaIdentity).
+std::string NoReplicaIdentity(const std::string& schema, const std::string& table,
+                              const std::string& leaf_schema, const std::string& leaf,
+                              const std::string& ident) {
+  std::string why;
+  if (leaf_schema != schema || leaf != table) {
+    why = "partition " + leaf_schema + "." + leaf + " has ";
+  }
+  std::string fix = "ALTER TABLE " + QuotedTable(leaf_schema, leaf);
+  if (ident == "d") {
+    why += "no primary key (replica identity DEFAULT)";
+    fix += " ADD PRIMARY KEY (...) or REPLICA IDENTITY FULL";
+  } else {
+    why += ident == "i" ? "replica identity USING INDEX with the index dropped"
+                        : "replica identity NOTHING";
+    fix += " REPLICA IDENTITY DEFAULT (with a primary key) or FULL";
+  }
+  return why +
+         ": its updates and deletes are not streamed (the server rejects them while the "
+         "publication publishes them) — " +
+         fix;
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> PostgresCdcSource::TablesNotStreamed(
+    const std::vector<std::string>& tables) const {
+  std::map<std::string, std::string> reasons;
+  if (tables.empty()) return reasons;
+  ASSIGN_OR_RETURN(ConnPtr conn,
+                   Connect(config_.connection_url, config_.tls, ConnectionKind::kSql));
+  const std::string& pub = config_.publication_name;
+  const std::string quoted_pub = QuoteIdentifier(pub, '"');
+  ASSIGN_OR_RETURN(std::string pub_literal, Literal(conn.get(), pub));
+  std::string names = "ARRAY[";
+  for (size_t i = 0; i < tables.size(); ++i) {
+    ASSIGN_OR_RETURN(std::string literal, Literal(conn.get(), tables[i]));
+    names += (i ? ", " : "") + literal;
+  }
+  names += "]::text[]";
+
+  // What the publication leaves out of every table.
+  const std::string flags_sql =
+      "SELECT pubinsert, pubupdate, pubdelete FROM pg_publication WHERE pubname = " + pub_literal;
+  ASSIGN_OR_RETURN(ResultPtr p, Exec(conn.get(), flags_sql, "reading publication '" + pub + "'"));
+  std::string every_table;
+  if (PQntuples(p.get()) == 0) {
+    every_table = "publication '" + pub + "' does not exist: CREATE PUBLICATION " + quoted_pub +
+                  " FOR TABLE ";
+  } else {
+    std::string missing;
+    const char* kinds[] = {"inserts", "updates", "deletes"};
+    for (int i = 0; i < 3; ++i) {
+      if (std::string(PQgetvalue(p.get(), 0, i)) != "t") {
+        missing += (missing.empty() ? "" : ", ") + std::string(kinds[i]);
+      }
+    }
+    if (!missing.empty()) {
+      every_table = "publication '" + pub + "' does not publish " + missing +
+                    ": ALTER PUBLICATION " + quoted_pub +
+                    " SET (publish = 'insert, update, delete, truncate')";
+    }
+  }
+
+  ASSIGN_OR_RETURN(ResultPtr r, Exec(conn.get(), TablesNotStreamedSql(names, pub_literal),
+                                     "checking the tables of publication '" + pub + "'"));
+  for (int row = 0; row < PQntuples(r.get()); ++row) {
+    const std::string schema = PQgetvalue(r.get(), row, 0);
+    const std::string table = PQgetvalue(r.get(), row, 1);
+    const std::string name = schema + "." + table;
+    std::vector<std::string> why;
+    if (PQntuples(p.get()) == 0) {
+      why.push_back(every_table + QuotedTable(schema, table));
+    } else {
+      if (!every_table.empty()) why.push_back(every_table);
+      if (std::string(PQgetvalue(r.get(), row, 2)) != "t") {
+        why.push_back("not in publication '" + pub +
+                      "' (its changes would never arrive): ALTER PUBLICATION " + quoted_pub +
+                      " ADD TABLE " + QuotedTable(schema, table));
+      }
+    }
+    const Json leaves = Json::parse(PQgetvalue(r.get(), row, 3), nullptr, false);
+    if (!leaves.is_array()) return BadCatalogRow(pub);
+    for (const Json& leaf : leaves) {
+      if (!leaf.is_array() || leaf.size() != 3 || !leaf[0].is_string() || !leaf[1].is_string() ||
+          !leaf[2].is_string()) {
+        return BadCatalogRow(pub);
+      }
+      why.push_back(NoReplicaIdentity(schema, table, leaf[0].get<std::string>(),
+                                      leaf[1].get<std::string>(), leaf[2].get<std::string>()));
+    }
+    if (why.empty()) continue;
+    std::string& reason = reasons[name];
+    for (const std::string& w : why) reason += (reason.empty() ? "" : "; ") + w;
+  }
+  return reasons;
 }
 
 std::optional<int64_t> PostgresCdcSource::BytesBehind(const Bookmark& position) const {

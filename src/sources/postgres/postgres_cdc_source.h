@@ -5,7 +5,8 @@
 // Positions:
 //   - a page's bookmark is {"last_lsn": "X/Y"}, the end LSN of its last complete transaction
 //     (Lsn::ToString); chunks of a transaction larger than a page carry none but the last;
-//   - each Change's commit_position is its transaction's commit LSN;
+//   - each Change's commit_position is its transaction's commit LSN, where its commit record
+//     starts: below the end LSN of that record, which a bookmark holds (ChangePosition);
 //   - the flush/apply LSN of every standby status update is the last position given to
 //     Acknowledge, or the bookmark the run started from, or 0/0 ("no progress"). Never a
 //     decoded COMMIT, never a keepalive's WAL end: the slot's confirmed_flush_lsn therefore never
@@ -23,8 +24,11 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "config/block.h"
 #include "core/source.h"
@@ -71,10 +75,35 @@ class PostgresCdcSource final : public Source {
   // (CreateSlotWithSnapshot) and returns its consistent point and that snapshot. An existing
   // slot keeps its own position: CapturePosition, without a snapshot.
   Result<CapturedPosition> CapturePositionWithSnapshot() override;
-  // Deterministic replay; captures positions; durable unless slot_type: temporary.
+  // Deterministic replay; captures positions; durable unless slot_type: temporary; routes
+  // tables (every change names its relation and carries its commit LSN).
   SourceCapabilities Capabilities() const override;
   // {lsn}.
   Result<Position> PositionOf(const Bookmark& bookmark) const override;
+  // {commit LSN} (Change::commit_position: the Begin's final_lsn, the start of the commit
+  // record), nullopt when it is 0 (not a change of this source). A page's bookmark is the end
+  // LSN of its last transaction's commit record, and a later transaction's commit record starts
+  // at or after that end, so bookmark B covers the change exactly when commit LSN < B. This is
+  // also the server's own rule: a stream started at B skips the transactions whose commit
+  // record starts before B (SnapBuildXactNeedsSkip). An idle page's WAL end holds it too: every
+  // commit before it was already sent.
+  std::optional<Position> ChangePosition(const Change& change) const override;
+  // With its own SQL connection, for each of `tables` ("schema.table" as DiscoverTables names
+  // them; a partitioned table by its root) that exists, every reason the publication would not
+  // carry its changes in full, joined by "; ", each with the statement that fixes it:
+  //   - it is not in the publication: neither it nor any of its partitions is listed in
+  //     pg_publication_tables (which expands FOR ALL TABLES and TABLES IN SCHEMA, and lists
+  //     a partitioned table's leaves unless publish_via_partition_root);
+  //   - it, or for a partitioned table one of its leaf partitions (whose identity is the one
+  //     decoded), has no replica identity (NOTHING; DEFAULT without a primary key; USING INDEX
+  //     whose index was dropped): its updates and deletes are not streamed (and the server
+  //     rejects them while a publication that publishes them holds the table);
+  //   - the publication does not publish inserts, updates or deletes (reported for every table);
+  //   - the publication does not exist (reported for every table).
+  // Tables that do not exist (dropped) are absent. A failed connection is kUnavailable, a failed
+  // query StatementError (URLs redacted).
+  Result<std::map<std::string, std::string>> TablesNotStreamed(
+      const std::vector<std::string>& tables) const override;
   // pg_current_wal_lsn() minus the bookmark's LSN.
   std::optional<int64_t> BytesBehind(const Bookmark& position) const override;
   // Sends a status update (the persisted position) when one is due, so the server does not

@@ -33,13 +33,25 @@ class PostgresQuerySource final : public Source {
 
   const RelationPtr& relation() const { return relation_; }
 
-  // Reads tables, also inside a snapshot exported by postgres-cdc (ReadInSnapshot).
+  // Reads tables, also inside a snapshot exported by postgres-cdc (ReadInSnapshot); discovers
+  // the database's tables (DiscoverTables).
   SourceCapabilities Capabilities() const override;
   // Reads inside the snapshot a postgres-cdc source of the same database exported
   // (CapturePositionWithSnapshot) instead of the current state.
   Status ReadInSnapshot(const ConsistentSnapshot& snapshot) override;
   // The planner's row estimate for the query (EXPLAIN).
   std::optional<int64_t> EstimateRows() const override;
+  // Every table of the database that the connecting user may read (SELECT on it, USAGE on its
+  // schema), with its own connection; the configured query plays no part. Ordinary and
+  // partitioned tables of every schema except information_schema and pg_* (pg_catalog,
+  // pg_toast*, other sessions' pg_temp_*); views, foreign tables and partitions are not
+  // listed: a partitioned table appears once, under its root's name, with its leaf partitions
+  // (all levels) in `partitions`. `key` is the primary key in key order (no INCLUDE columns);
+  // `estimated_rows` is pg_class.reltuples (for a partitioned table, the sum over the leaves
+  // whose estimate is known), nullopt while never vacuumed or analyzed; `read_patch` is
+  // {"query": "SELECT * FROM \"schema\".\"table\""}. Sorted by `name` (bytewise). A failed
+  // connection is kUnavailable, a failed query StatementError (URLs redacted).
+  Result<std::vector<DiscoveredTable>> DiscoverTables() const override;
 
  private:
   Status Describe(const std::string& query);

@@ -1,0 +1,559 @@
+#include "mirror/multi_mirror.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "assembly/registry.h"
+#include "core/crash_point.h"
+#include "mirror/mirror.h"
+#include "mirror/mirror_status.h"
+#include "mirror/snapshot_pass.h"
+
+namespace faucet::mirror {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How often the marker is saved while tables stream (their counters), and while snapshots
+// run (their progress).
+constexpr int64_t kPersistEveryMs = 10'000;
+constexpr int64_t kPersistSnapshotsEveryMs = 2'000;
+constexpr auto kFirstBackoff = 1s;
+constexpr auto kMaxBackoff = 60s;
+// A failed snapshot is retried after 1 s, doubling with each failure in a row, up to this.
+constexpr int64_t kMaxSnapshotRetryMs = 30'000;
+
+bool Holds(TablePhase phase) {
+  return phase == TablePhase::kPending || phase == TablePhase::kSnapshotting ||
+         phase == TablePhase::kActive || phase == TablePhase::kPaused;
+}
+
+// The state value that seeds a table's stream position at `position`; under exactly-once the
+// stored sequence is kept, so the sink's commit tokens stay monotonic across re-snapshots.
+Json SeedValue(const std::optional<Json>& stored, const Bookmark& position) {
+  if (stored && stored->is_object() && stored->contains("__faucet_eo")) {
+    Json eo = *stored;
+    eo["bookmark"] = position.value;
+    return eo;
+  }
+  return position.value;
+}
+
+config::Document TableDocument(const config::Document& doc, const TablePlan& plan) {
+  config::Document table_doc = doc;
+  table_doc.sink = plan.sink;
+  return table_doc;
+}
+
+}  // namespace
+
+std::string TableKey(const std::string& name, const std::string& id) { return name + "::" + id; }
+
+MultiMirror::MultiMirror(const assembly::BuiltPipeline& built, MirrorConfig config,
+                         StateStore& state, const std::atomic<bool>& stop)
+    : built_(built),
+      config_(std::move(config)),
+      tables_(*config_.tables),
+      state_(state),
+      stop_(stop) {}
+
+MultiMirror::~MultiMirror() {
+  if (cycle_) {
+    cycle_->end = true;
+    cycle_->thread.join();
+  }
+  for (auto& job : snapshots_) job->thread.join();
+}
+
+void MultiMirror::Sleep(std::chrono::milliseconds d) const {
+  auto until = std::chrono::steady_clock::now() + d;
+  while (!stop_.load() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(d, 100ms));
+  }
+}
+
+Status MultiMirror::Persist() {
+  Json json;
+  {
+    MutexLock lock(mu_);
+    marker_.updated_ms = NowMs();
+    json = marker_.ToJson();
+  }
+  return state_.Put(MarkerKey(built_.doc.name), json);
+}
+
+Status MultiMirror::Discover(bool first) {
+  std::vector<std::string> warnings;  // reported by validation
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> reader,
+                   assembly::MakeSource(config_.snapshot_source, warnings));
+  ASSIGN_OR_RETURN(std::vector<DiscoveredTable> found, reader->DiscoverTables());
+  std::vector<DiscoveredTable> selected;
+  std::vector<std::string> names;
+  for (DiscoveredTable& t : found) {
+    if (!Selected(tables_, t.name)) continue;
+    names.push_back(t.name);
+    selected.push_back(std::move(t));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> stream, assembly::MakeSource(built_.doc.source, warnings));
+  ASSIGN_OR_RETURN(auto not_streamed, stream->TablesNotStreamed(names));
+
+  const bool upserts = assembly::SinkWritesByKey(built_.doc.sink.type);
+  std::vector<TablePlan> plans;
+  for (const DiscoveredTable& t : selected) {
+    TablePlan plan = PlanTable(tables_, built_.doc, config_.snapshot_source, t, upserts);
+    if (plan.refused.empty()) {
+      if (auto it = not_streamed.find(t.name); it != not_streamed.end()) {
+        plan.refused = "table '" + t.name + "' is " + it->second;
+      }
+    }
+    plans.push_back(std::move(plan));
+  }
+  std::set<std::string> incumbents;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [name, t] : marker_.tables) {
+      if (Holds(t.phase)) incumbents.insert(name);
+    }
+  }
+  RefuseCollisions(plans, incumbents);
+
+  const int64_t now = NowMs();
+  const bool follow = first || tables_.new_tables == NewTables::kFollow;
+  std::set<std::string> present;
+  {
+    MutexLock lock(mu_);
+    for (size_t i = 0; i < plans.size(); ++i) {
+      TablePlan& plan = plans[i];
+      const DiscoveredTable& d = selected[i];
+      present.insert(plan.table);
+      auto it = marker_.tables.find(plan.table);
+      if (it == marker_.tables.end() && !follow) continue;
+      TableState& t = marker_.tables[plan.table];
+      const bool known = it != marker_.tables.end();
+      if (!known) t.since_ms = now;
+      t.id = plan.id;
+      t.estimated_rows = d.estimated_rows;
+      if (!known || (t.phase == TablePhase::kPending && !plan.refused.empty()) ||
+          ((t.phase == TablePhase::kRefused || t.phase == TablePhase::kDropped) && follow)) {
+        // New, or not yet holding anything: it takes what this discovery says. An active
+        // table is never refused later (its destination and position stand).
+        if (!plan.refused.empty()) {
+          if (t.phase != TablePhase::kRefused || t.last_error != plan.refused) {
+            spdlog::warn("mirror {}: {}", built_.doc.name, plan.refused);
+          }
+          EnterPhase(t, TablePhase::kRefused, now);
+          t.last_error = plan.refused;
+        } else if (!known || t.phase != TablePhase::kPending) {
+          if (known) spdlog::info("mirror {}: table '{}' is back; it is snapshotted again",
+                                  built_.doc.name, plan.table);
+          EnterPhase(t, TablePhase::kPending, now);
+          t.last_error.clear();
+        }
+      }
+      if (plan.refused.empty()) {
+        t.key = plan.key;
+        t.write_mode = plan.write_mode;
+      }
+      Resolved& r = resolved_[plan.table];
+      r.plan = std::move(plan);
+      r.names = d.partitions;
+      r.names.push_back(d.name);
+    }
+    for (auto& [name, t] : marker_.tables) {
+      if (present.count(name) || t.phase == TablePhase::kDropped) continue;
+      spdlog::warn("mirror {}: table '{}' dropped at the source (or no longer selected); no "
+                   "longer routed (destination left untouched)",
+                   built_.doc.name, name);
+      EnterPhase(t, TablePhase::kDropped, now);
+      resolved_.erase(name);
+    }
+    marker_.discovered_ms = now;
+  }
+  if (first) {
+    for (const auto& [name, _] : tables_.per_table) {
+      if (!resolved_.count(name)) {
+        spdlog::warn("mirror {}: mirror.per_table names '{}', which discovery did not find",
+                     built_.doc.name, name);
+      }
+    }
+  }
+  return Persist();
+}
+
+std::vector<std::string> MultiMirror::DueTables(int64_t now_ms) {
+  std::set<std::string> running;
+  for (const auto& job : snapshots_) running.insert(job->table);
+  std::vector<std::string> due;
+  MutexLock lock(mu_);
+  for (const auto& [name, t] : marker_.tables) {
+    if (running.count(name) || !resolved_.count(name)) continue;
+    auto retry = retry_at_.find(name);
+    if (retry != retry_at_.end() && retry->second > now_ms) continue;
+    const bool retry_paused = config_.continuous && RetryDue(t, tables_.retry_paused_secs, now_ms);
+    if (t.phase == TablePhase::kPending || t.phase == TablePhase::kSnapshotting || retry_paused) {
+      due.push_back(name);
+    }
+  }
+  return due;
+}
+
+Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::string> due) {
+  const size_t room = static_cast<size_t>(tables_.concurrency) - snapshots_.size();
+  if (due.size() > room) due.resize(room);
+  const int64_t now = NowMs();
+  for (const std::string& table : due) {
+    const TablePlan& plan = resolved_.at(table).plan;
+    const std::string key = TableKey(built_.doc.name, plan.id);
+    ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(key));
+    RETURN_IF_ERROR(state_.Put(key, SeedValue(stored, position)));
+    std::vector<std::string> warnings;
+    ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink, assembly::MakeSink(plan.sink, warnings));
+    {
+      MutexLock lock(mu_);
+      TableState& t = marker_.tables[table];
+      StartSnapshot(t, position, now);
+      if (t.snapshot.attempts > 1 && !sink->Capabilities().overwrites) {
+        t.resync_required =
+            "re-snapshotted into a " + plan.sink.type +
+            " destination that is not replaced: rows deleted at the source since its earlier "
+            "snapshot may remain — empty the destination and re-snapshot the table to resync";
+        spdlog::warn("mirror {}: table '{}': {}", built_.doc.name, table, t.resync_required);
+      }
+    }
+    spdlog::info("mirror {}: snapshotting table '{}' (joins the stream at {})", built_.doc.name,
+                 table, position.ToString());
+    auto job = std::make_unique<SnapshotJob>();
+    job->table = table;
+    SnapshotJob* raw = job.get();
+    job->thread = std::thread([this, raw, plan, position] { SnapshotTable(*raw, plan, position); });
+    snapshots_.push_back(std::move(job));
+  }
+  return Persist();
+}
+
+void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan, Bookmark position) {
+  (void)position;
+  const config::Document doc = TableDocument(built_.doc, plan);
+  SnapshotRead read;
+  read.doc = &doc;
+  read.source = &plan.snapshot;
+  read.exported = bootstrap_position_ ? exported_.get() : nullptr;
+  read.label = built_.doc.name + "/" + plan.table;
+  read.stop = &stop_;
+  read.on_rows = [&](uint64_t rows) {
+    {
+      MutexLock lock(mu_);
+      marker_.tables[plan.table].snapshot.rows = static_cast<int64_t>(rows);
+    }
+    CrashPoint("mirror.table_snapshot_page");
+  };
+  Result<PipelineStats> stats = ReadSnapshot(read);
+  if (!stats.ok()) {
+    job.status = stats.status();
+  } else {
+    job.stopped = stats->stopped;
+    MutexLock lock(mu_);
+    marker_.tables[plan.table].snapshot.rows = static_cast<int64_t>(stats->changes);
+  }
+  job.done = true;
+}
+
+Result<bool> MultiMirror::ReapSnapshots() {
+  bool joined = false;
+  const int64_t now = NowMs();
+  for (auto it = snapshots_.begin(); it != snapshots_.end();) {
+    SnapshotJob& job = **it;
+    if (!job.done.load()) {
+      ++it;
+      continue;
+    }
+    job.thread.join();
+    if (job.status.ok() && !job.stopped) {
+      MutexLock lock(mu_);
+      TableState& t = marker_.tables[job.table];
+      if (t.phase == TablePhase::kSnapshotting) {
+        FinishSnapshot(t, now);
+        joined = true;
+        spdlog::info("mirror {}: table '{}' snapshotted, {} rows; it streams from {}",
+                     built_.doc.name, job.table, t.snapshot.rows,
+                     t.position ? t.position->ToString() : "?");
+      }
+      retry_at_.erase(job.table);
+    } else if (!job.stopped) {
+      Status failed = job.status.WithContext("snapshot of '" + job.table + "' failed");
+      RETURN_IF_ERROR(Fail(job.table, failed));
+      int64_t failures;
+      {
+        MutexLock lock(mu_);
+        failures = marker_.tables[job.table].consecutive_failures;
+      }
+      retry_at_[job.table] =
+          now + std::min<int64_t>(kMaxSnapshotRetryMs, 1000LL << std::min<int64_t>(failures, 5));
+    }
+    it = snapshots_.erase(it);
+  }
+  if (bootstrap_position_ && snapshots_.empty() && DueTables(now).empty()) {
+    // The initial load is done: release the exported snapshot (and its session).
+    exported_.reset();
+    bootstrap_position_.reset();
+  }
+  if (joined) RETURN_IF_ERROR(Persist());
+  return joined;
+}
+
+Status MultiMirror::Fail(const std::string& table, const Status& error) {
+  bool paused;
+  int64_t failures;
+  {
+    MutexLock lock(mu_);
+    TableState& t = marker_.tables[table];
+    paused = RecordFailure(t, error.message(), tables_.max_table_failures, NowMs());
+    failures = t.consecutive_failures;
+    failed_this_run_[table] = t.last_error;
+  }
+  if (!paused) {
+    spdlog::warn("mirror {}: table '{}' failed ({} in a row): {}", built_.doc.name, table,
+                 failures, error.message());
+    return Status::Ok();
+  }
+  if (tables_.on_table_error == OnTableError::kFail) {
+    return FailedPrecondition("mirror: table '" + table + "' failed " +
+                              std::to_string(failures) + " times: " + error.message());
+  }
+  spdlog::warn("mirror {}: table '{}' paused after {} failures in a row ({}); the rest of the "
+               "stream continues",
+               built_.doc.name, table, failures, error.message());
+  return Status::Ok();
+}
+
+Status MultiMirror::StartCycle() {
+  auto job = std::make_unique<CycleJob>();
+  std::vector<std::string> warnings;  // reported by validation
+  ASSIGN_OR_RETURN(job->source, assembly::MakeSource(built_.doc.source, warnings));
+  std::vector<std::string> active;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [name, t] : marker_.tables) {
+      if (t.phase == TablePhase::kSnapshotting && t.position) {
+        job->floors.push_back(CycleFloor{name, *t.position});
+      } else if (t.phase == TablePhase::kActive && resolved_.count(name)) {
+        active.push_back(name);
+      }
+    }
+  }
+  for (const std::string& name : active) {
+    const TablePlan& plan = resolved_.at(name).plan;
+    const config::Document doc = TableDocument(built_.doc, plan);
+    Result<assembly::PipelineParts> parts =
+        assembly::MakeParts(doc, built_.doc.source, false, warnings);
+    if (!parts.ok()) {
+      RETURN_IF_ERROR(Fail(name, parts.status()));
+      ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(TableKey(built_.doc.name, plan.id)));
+      std::optional<Bookmark> held = stored ? StateBookmark(*stored) : std::nullopt;
+      if (held) job->floors.push_back(CycleFloor{name, *held});
+      continue;
+    }
+    CycleTable table;
+    table.table = name;
+    table.names = resolved_.at(name).names;
+    table.options.state_key = TableKey(built_.doc.name, plan.id);
+    table.options.delivery = assembly::PipelineDelivery(built_.guarantee);
+    table.options.dlq = assembly::DlqOptionsFor(doc, parts->dlq_sink.get());
+    table.parts = std::move(*parts);
+    job->tables.push_back(std::move(table));
+    job->names.push_back(name);
+  }
+  if (job->tables.empty()) return Status::Ok();
+
+  CycleJob* raw = job.get();
+  job->options.stop = &stop_;
+  job->options.end = &job->end;
+  job->options.on_unknown_table = [this](const std::string& table) {
+    if (tables_.new_tables == NewTables::kFollow && Selected(tables_, table)) {
+      rediscover_ = true;
+    }
+  };
+  job->options.on_applied = [this, raw](size_t i, const Page& page, const PipelineStats&) {
+    MutexLock lock(mu_);
+    TableState& t = marker_.tables[raw->names[i]];
+    t.changes += page.changes.size();
+    t.last_applied_ms = NowMs();
+    if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {
+      t.last_commit_ms = page.changes.back().commit_time_us / 1000;
+    }
+  };
+  job->options.on_table_failed = [this, raw](size_t i, const Status& error) {
+    Status fatal = Fail(raw->names[i], error);
+    MutexLock lock(mu_);
+    if (!fatal.ok() && fatal_.ok()) fatal_ = fatal;
+    retry_cycle_ = true;
+  };
+  job->thread = std::thread([raw, this] {
+    raw->result = RunStreamCycle(*raw->source, state_, raw->tables, raw->floors, raw->options);
+    raw->done = true;
+  });
+  cycle_ = std::move(job);
+  return Status::Ok();
+}
+
+Status MultiMirror::FinishCycle() {
+  if (!cycle_) return Status::Ok();
+  cycle_->end = true;
+  cycle_->thread.join();
+  std::unique_ptr<CycleJob> job = std::move(cycle_);
+  if (!job->result.ok()) {
+    spdlog::warn("mirror {}: {}", built_.doc.name, job->result.status().message());
+    return Status::Ok();
+  }
+  CycleResult& result = *job->result;
+  uint64_t changes = 0;
+  for (size_t i = 0; i < result.tables.size(); ++i) {
+    const TableOutcome& outcome = result.tables[i];
+    if (!outcome.status.ok() || outcome.detached) continue;
+    changes += outcome.stats.changes;
+    MutexLock lock(mu_);
+    RecordSuccess(marker_.tables[job->names[i]]);
+    failed_this_run_.erase(job->names[i]);
+  }
+  if (changes > 0 || result.acknowledged) {
+    spdlog::info("mirror {}: cycle ended, {} changes applied over {} tables, stream "
+                 "acknowledged at {}",
+                 built_.doc.name, changes, result.tables.size(),
+                 result.acknowledged ? result.acknowledged->ToString() : "its start");
+  }
+  last_source_error_ = result.source;
+  return Persist();
+}
+
+Status MultiMirror::Run() {
+  const std::string& name = built_.doc.name;
+  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, state_.Lease(LeaseKey(name)));
+  if (lease == nullptr) {
+    spdlog::warn("mirror {}: this state store cannot hold a lease, so nothing stops a second "
+                 "mirror of the same name from running at the same time",
+                 name);
+  }
+  ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(MarkerKey(name)));
+  const bool fresh = !stored;
+  if (stored) {
+    ASSIGN_OR_RETURN(Marker marker, Marker::FromJson(*stored, MarkerKey(name)));
+    MutexLock lock(mu_);
+    marker_ = std::move(marker);
+    // A restart retries paused tables (retry_paused_secs: 0 means "until the mirror
+    // restarts").
+    for (auto& [table, t] : marker_.tables) {
+      if (t.phase == TablePhase::kPaused) {
+        EnterPhase(t, TablePhase::kPending, NowMs());
+        t.consecutive_failures = 0;
+      }
+    }
+  }
+  RETURN_IF_ERROR(Discover(true).WithContext("mirror " + name + ": discovering tables"));
+  if (fresh) {
+    // The initial load: P with the database exactly at P when the slot is created now.
+    std::vector<std::string> warnings;
+    ASSIGN_OR_RETURN(std::unique_ptr<Source> stream,
+                     assembly::MakeSource(built_.doc.source, warnings));
+    ASSIGN_OR_RETURN(CapturedPosition captured, stream->CapturePositionWithSnapshot());
+    exported_ = std::move(captured.snapshot);
+    bootstrap_position_ = captured.position;
+    spdlog::info("mirror {}: captured position {}{}", name, captured.position.ToString(),
+                 exported_ ? " with the database exported there (an exact cut)" : "");
+  }
+
+  std::chrono::milliseconds backoff = kFirstBackoff;
+  auto next_cycle = std::chrono::steady_clock::now();
+  int64_t last_persist = NowMs();
+  int64_t last_discovery = NowMs();
+  Status outcome;
+  while (!stop_.load()) {
+    {
+      MutexLock lock(mu_);
+      if (!fatal_.ok()) {
+        outcome = fatal_;
+        break;
+      }
+    }
+    const int64_t now = NowMs();
+    const bool discovery_due = tables_.discover_interval_secs > 0 &&
+                               now - last_discovery >= tables_.discover_interval_secs * 1000;
+    if (rediscover_.exchange(false) || discovery_due) {
+      last_discovery = now;
+      if (Status found = Discover(false); !found.ok()) {
+        spdlog::warn("mirror {}: discovery failed ({}); keeping the current table set", name,
+                     found.message());
+      }
+    }
+    ASSIGN_OR_RETURN(bool joined, ReapSnapshots());
+    if ((joined || retry_cycle_.exchange(false)) && cycle_) cycle_->end = true;
+    std::vector<std::string> due = DueTables(now);
+    if (!due.empty() && snapshots_.size() < static_cast<size_t>(tables_.concurrency)) {
+      if (bootstrap_position_) {
+        RETURN_IF_ERROR(StartSnapshots(*bootstrap_position_, due));
+      } else {
+        // A joining table's position must be one the running cycle cannot acknowledge past:
+        // capture it between cycles.
+        RETURN_IF_ERROR(FinishCycle());
+        std::vector<std::string> warnings;
+        ASSIGN_OR_RETURN(std::unique_ptr<Source> stream,
+                         assembly::MakeSource(built_.doc.source, warnings));
+        ASSIGN_OR_RETURN(Bookmark position, stream->CapturePosition());
+        RETURN_IF_ERROR(StartSnapshots(position, due));
+      }
+    }
+    if (cycle_ && cycle_->done.load()) {
+      RETURN_IF_ERROR(FinishCycle());
+      if (!last_source_error_.ok()) {
+        if (!config_.continuous || !RetryableInMirror(last_source_error_)) {
+          outcome = last_source_error_.WithContext("mirror CDC phase failed");
+          break;
+        }
+        spdlog::warn("mirror {}: the stream failed ({}); retrying in {} s", name,
+                     last_source_error_.message(), backoff.count() / 1000.0);
+        next_cycle = std::chrono::steady_clock::now() + backoff;
+        backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
+      } else {
+        backoff = kFirstBackoff;
+        if (!config_.continuous && snapshots_.empty() && DueTables(NowMs()).empty() &&
+            !retry_cycle_.load()) {
+          break;  // one-shot: every table loaded and the stream caught up once
+        }
+      }
+    }
+    if (!cycle_ && !bootstrap_position_ && std::chrono::steady_clock::now() >= next_cycle) {
+      RETURN_IF_ERROR(StartCycle());
+      if (!cycle_ && !config_.continuous && snapshots_.empty() && DueTables(NowMs()).empty()) {
+        break;  // one-shot with nothing to stream
+      }
+    }
+    if (NowMs() - last_persist >=
+        (snapshots_.empty() ? kPersistEveryMs : kPersistSnapshotsEveryMs)) {
+      last_persist = NowMs();
+      if (Status saved = Persist(); !saved.ok()) {
+        spdlog::warn("mirror {}: cannot save the marker: {}", name, saved.message());
+      }
+    }
+    Sleep(100ms);
+  }
+  if (cycle_) {
+    cycle_->end = true;
+    RETURN_IF_ERROR(FinishCycle());
+  }
+  for (auto& job : snapshots_) job->thread.join();
+  snapshots_.clear();
+  RETURN_IF_ERROR(Persist());
+  if (!outcome.ok()) return outcome;
+  MutexLock lock(mu_);
+  if (!config_.continuous && !stop_.load() && !failed_this_run_.empty()) {
+    std::string list;
+    for (const auto& [table, error] : failed_this_run_) {
+      list += (list.empty() ? "" : "; ") + table + ": " + error;
+    }
+    return FailedPrecondition("mirror: " + std::to_string(failed_this_run_.size()) +
+                              " table(s) did not complete this run — " + list);
+  }
+  return Status::Ok();
+}
+
+}  // namespace faucet::mirror

@@ -1,0 +1,127 @@
+// The multi-table mirror (`mirror.tables`): every selected table of the snapshot source's
+// database, replicated over ONE change stream (one Postgres slot), each table its own
+// pipeline with its own sink, state key {name}::{id} and phase in the marker
+// {name}::__replication__ (table_states.h). DESIGN.md §11; the reference's behaviour is
+// ../shared/spec/reference-multitable.md §2.
+//
+// The driver (Run, on the calling thread) discovers tables, starts snapshots and stream
+// cycles, and records what they report:
+//   - Bootstrap (no marker yet): the stream's position P is captured with the database
+//     exported at P when the slot is created now, and every table is read inside that export
+//     (up to `concurrency` at once): the initial load is an exact cut, so even append tables
+//     get each row once. Each table's state is seeded with P before its read.
+//   - Tables that join later (pending, retried, followed new tables) are snapshotted at the
+//     stream's acknowledged position (the slot's confirmed position, which no table is
+//     behind), captured while no cycle runs; the overlap with the stream converges by key.
+//   - A stream cycle (stream_cycle.h) streams every active table; tables being snapshotted
+//     are floors, so the log they need is kept. When a snapshot finishes, or one is due, the
+//     cycle ends (every table persists the stream's position) and the next one starts.
+//   - A table whose pipeline fails is retried in the next cycle; after max_table_failures in
+//     a row it is paused (its position no longer holds the log back) and re-snapshotted after
+//     retry_paused_secs; with on_table_error: fail the mirror stops instead.
+//   - Discovery runs at start and every discover_interval_secs, and when the stream carries
+//     a change of a table it does not know (new_tables: follow). Tables gone from the source
+//     are dropped (their destination is left as it is).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "assembly/pipeline_builder.h"
+#include "core/mutex.h"
+#include "core/state_store.h"
+#include "mirror/mirror_config.h"
+#include "mirror/stream_cycle.h"
+#include "mirror/table_plan.h"
+#include "mirror/table_states.h"
+
+namespace faucet::mirror {
+
+class MultiMirror {
+ public:
+  // Borrows all; they must outlive the mirror. REQUIRES: config.tables.
+  MultiMirror(const assembly::BuiltPipeline& built, MirrorConfig config, StateStore& state,
+              const std::atomic<bool>& stop);
+  ~MultiMirror();
+
+  // Runs until a stop request (ok), or, with continuous: false, until every table has
+  // snapshotted and the stream has caught up once (an error naming every table that did not
+  // complete); or until an error that retrying cannot fix.
+  Status Run();
+
+ private:
+  // What discovery resolved for a table (driver thread only).
+  struct Resolved {
+    TablePlan plan;
+    std::vector<std::string> names;  // the names its changes arrive under
+  };
+  // A running snapshot.
+  struct SnapshotJob {
+    std::string table;
+    std::thread thread;
+    std::atomic<bool> done{false};
+    Status status;  // written by the job before `done`
+    bool stopped = false;
+  };
+  // The running stream cycle.
+  struct CycleJob {
+    std::unique_ptr<Source> source;  // the change stream
+    std::vector<CycleTable> tables;
+    std::vector<std::string> names;  // the tables' names, in the cycle's order
+    std::vector<CycleFloor> floors;
+    CycleOptions options;
+    std::thread thread;
+    std::atomic<bool> done{false};
+    std::atomic<bool> end{false};
+    Result<CycleResult> result = CycleResult{};  // written by the thread before `done`
+  };
+
+  Status Discover(bool first);
+  // Starts snapshots of `due` tables, up to `concurrency` running, joining at `position`:
+  // each table's state is seeded with it first.
+  Status StartSnapshots(const Bookmark& position, std::vector<std::string> due);
+  std::vector<std::string> DueTables(int64_t now_ms) EXCLUDES(mu_);
+  void SnapshotTable(SnapshotJob& job, TablePlan plan, Bookmark position);
+  // Records finished snapshots; true when one finished (the cycle must restart).
+  Result<bool> ReapSnapshots();
+  // Starts a cycle over the active tables (none when there is no active table).
+  Status StartCycle();
+  // Ends the running cycle (if any) and records its outcome.
+  Status FinishCycle();
+  // A table failure: recorded, maybe pausing it. An error when it paused the table under
+  // on_table_error: fail. Called from any thread.
+  Status Fail(const std::string& table, const Status& error) EXCLUDES(mu_);
+  Status Persist() EXCLUDES(mu_);
+  void Sleep(std::chrono::milliseconds d) const;
+
+  const assembly::BuiltPipeline& built_;
+  MirrorConfig config_;
+  const TablesConfig& tables_;  // config_.tables
+  StateStore& state_;
+  const std::atomic<bool>& stop_;
+
+  Mutex mu_;
+  Marker marker_ GUARDED_BY(mu_);
+  std::map<std::string, Resolved> resolved_;  // driver thread only
+  std::atomic<bool> rediscover_{false};       // set by the router on an unknown table
+  std::atomic<bool> retry_cycle_{false};      // a table failed: restart the cycle to retry it
+  Status fatal_ GUARDED_BY(mu_);              // on_table_error: fail, from a cycle's thread
+  Status last_source_error_;                  // of the last cycle's stream
+  std::map<std::string, int64_t> retry_at_;   // a failed snapshot's next try (ms)
+  std::vector<std::unique_ptr<SnapshotJob>> snapshots_;
+  std::unique_ptr<CycleJob> cycle_;
+  // The database at the bootstrap position, read by the initial snapshots; released once
+  // they all finished.
+  std::unique_ptr<ConsistentSnapshot> exported_;
+  std::optional<Bookmark> bootstrap_position_;
+  // Tables whose latest snapshot or cycle failed, with the error: a one-shot run's error.
+  std::map<std::string, std::string> failed_this_run_ GUARDED_BY(mu_);
+};
+
+// The state key of a table's stream position: "{name}::{id}".
+std::string TableKey(const std::string& name, const std::string& id);
+
+}  // namespace faucet::mirror

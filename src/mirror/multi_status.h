@@ -1,0 +1,29 @@
+// `faucet mirror status` for a multi-table mirror: the marker and each table's committed
+// position, in the reference system's JSON and text shapes
+// (../shared/spec/reference-multitable.md §4.1). Reads only the state store, so it works
+// whether the mirror runs here, elsewhere, or not at all.
+#pragma once
+
+#include "assembly/pipeline_builder.h"
+#include "core/state_store.h"
+#include "mirror/table_plan.h"
+
+namespace faucet::mirror {
+
+// {"name", "mode": "tables", "updated_at", "discovered_at", "summary": {"tables", "by_phase",
+//  "lagging", "resync_required"}, "tables": [{"table", "phase", "since", "snapshot": {...,
+//  "percent"}, "changes", "position", "lag_secs", "lagging", "last_commit_at",
+//  "consecutive_failures", "last_error", "key", "write_mode"[, "resync_required"]}]}.
+// lag_secs (active tables): seconds since the table's sink last committed a page (idle tables
+// are given the stream's position every second, so a table that keeps up stays near 0).
+// kNotFound when the mirror has not started.
+Result<Json> ReadMultiStatus(const assembly::BuiltPipeline& built, const TablesConfig& tables,
+                             StateStore& state);
+
+// The same as a table for a terminal:
+//   mirror shop (3 tables: 2 active, 1 refused)
+//     TABLE        PHASE          SNAPSHOT     CHANGES     LAG  NOTE
+//     public.a     active             100%       1,204      0s
+std::string FormatMultiStatus(const Json& status);
+
+}  // namespace faucet::mirror

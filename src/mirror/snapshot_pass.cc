@@ -1,0 +1,47 @@
+#include "mirror/snapshot_pass.h"
+
+#include <spdlog/spdlog.h>
+
+#include "assembly/pipeline_builder.h"
+#include "state/memory_state_store.h"
+
+namespace faucet::mirror {
+namespace {
+
+Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported) {
+  std::vector<std::string> warnings;  // already reported by validation
+  ASSIGN_OR_RETURN(assembly::PipelineParts parts,
+                   assembly::MakeParts(*read.doc, *read.source, true, warnings));
+  if (bulk) parts.sink->BeginBulkLoad();
+  if (read.on_estimate) read.on_estimate(parts.source->EstimateRows());
+  if (in_exported) {
+    RETURN_IF_ERROR(parts.source->ReadInSnapshot(*read.exported));
+    spdlog::info("mirror {}: reading inside snapshot {} (an exact cut)", read.label,
+                 read.exported->id());
+  }
+  MemoryStateStore scratch;
+  PipelineOptions options;
+  options.state_key = "snapshot";
+  options.stop = read.stop;
+  options.dlq = assembly::DlqOptionsFor(*read.doc, parts.dlq_sink.get());
+  options.on_page = [&](const Page&, const PipelineStats& stats) {
+    if (read.on_rows) read.on_rows(stats.changes);
+  };
+  Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, scratch, options);
+  return pipeline.Run();
+}
+
+}  // namespace
+
+Result<PipelineStats> ReadSnapshot(const SnapshotRead& read) {
+  const bool bulk = !read.doc->dlq.has_value();
+  Result<PipelineStats> stats = Pass(read, bulk, read.exported != nullptr);
+  if (!stats.ok() && bulk && stats.status().code() == StatusCode::kInvalidArgument) {
+    spdlog::warn("mirror {}: the bulk snapshot load was refused ({}); redoing it page by page",
+                 read.label, stats.status().message());
+    stats = Pass(read, false, false);
+  }
+  return stats;
+}
+
+}  // namespace faucet::mirror

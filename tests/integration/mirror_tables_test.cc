@@ -1,0 +1,430 @@
+// `faucet mirror` of a whole schema (`mirror.tables`) end to end, against real servers: 20
+// tables (a partitioned one, one without a key, a uuid-keyed one, a composite key, TOAST-sized
+// values) changing under concurrent writes while one mirror snapshots and streams them over
+// ONE slot; crashes (SIGKILL) during the snapshots and the stream; tables created and dropped
+// while it runs; a destination table that fails and is repaired while the others stream. At
+// the end every destination table is compared with its source table by aggregates the
+// databases compute themselves.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "core/crash_point.h"
+#include "mirror/table_states.h"
+#include "sources/postgres/pg_test_support.h"
+#include "state/file_state_store.h"
+#include "testing/process.h"
+#include "testing/services.h"
+#include "testing/sql_destination.h"
+#include "testing/status_matchers.h"
+#include "testing/wait.h"
+
+namespace faucet {
+namespace {
+
+using postgres::testing::SlotGuard;
+using postgres::testing::TestDb;
+using testing::SqlDest;
+using namespace std::chrono_literals;
+
+// A table of the test schema: its columns and key, and how a row reads as text (the same
+// expression on every side; no ',' in it).
+struct TableDef {
+  std::string name;
+  std::string columns;  // for CREATE TABLE at the source
+  std::string dest_columns;
+  std::string row_text;
+};
+
+std::vector<TableDef> Tables() {
+  std::vector<TableDef> defs;
+  const std::string plain = "id || ':' || coalesce(v, '~') || ':' || n";
+  for (int i = 0; i < 15; ++i) {
+    char name[8];
+    std::snprintf(name, sizeof name, "t%02d", i);
+    defs.push_back({name, "id int8 PRIMARY KEY, v text, n int8", "id int8 PRIMARY KEY, v text, n int8",
+                    plain});
+  }
+  defs.push_back({"big", "id int8 PRIMARY KEY, v text, n int8, big text",
+                  "id int8 PRIMARY KEY, v text, n int8, big text",
+                  plain + " || ':' || coalesce(length(big), -1) || ':' || "
+                          "coalesce(substr(big, 1, 40), '~') || ':' || "
+                          "coalesce(substr(big, length(big) - 39), '~')"});
+  defs.push_back({"pair", "k1 int8, k2 text, v text, n int8, PRIMARY KEY (k2, k1)",
+                  "k1 int8, k2 text, v text, n int8, PRIMARY KEY (k2, k1)",
+                  "k1 || ':' || k2 || ':' || coalesce(v, '~') || ':' || n"});
+  defs.push_back({"uid", "id uuid PRIMARY KEY, v text, n int8",
+                  "id text PRIMARY KEY, v text, n int8", plain});
+  defs.push_back({"part", "id int8, v text, n int8, PRIMARY KEY (id)",
+                  "id int8 PRIMARY KEY, v text, n int8", plain});
+  defs.push_back({"nokey", "v text, n int8", "v text, n int8",
+                  "coalesce(v, '~') || ':' || n"});
+  return defs;
+}
+
+class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
+ protected:
+  void SetUp() override {
+    schema_ = testing::UniqueName("mt");
+    dir_ = testing::TempDir("mirror_tables");
+    guard_ = std::make_unique<SlotGuard>(src_.url(), schema_ + "_slot");
+    dest_ = std::make_unique<testing::SqlDestination>(GetParam(), schema_, dir_);
+    src_.Exec("CREATE SCHEMA " + schema_);
+    for (const TableDef& t : Tables()) CreateTable(t);
+    src_.Exec("CREATE PUBLICATION " + schema_ + "_pub FOR TABLES IN SCHEMA " + schema_);
+  }
+
+  void TearDown() override {
+    mirror_.reset();
+    StopWriter();
+    src_.Exec("DROP PUBLICATION IF EXISTS " + schema_ + "_pub");
+    src_.Exec("DROP SCHEMA " + schema_ + " CASCADE");
+  }
+
+  void CreateTable(const TableDef& t) {
+    if (t.name == "part") {
+      src_.Exec("CREATE TABLE " + Src(t.name) + " (" + t.columns + ") PARTITION BY RANGE (id)");
+      src_.Exec("CREATE TABLE " + Src("part_1") + " PARTITION OF " + Src("part") +
+                " FOR VALUES FROM (MINVALUE) TO (1000)");
+      src_.Exec("CREATE TABLE " + Src("part_2") + " PARTITION OF " + Src("part") +
+                " FOR VALUES FROM (1000) TO (MAXVALUE)");
+    } else {
+      src_.Exec("CREATE TABLE " + Src(t.name) + " (" + t.columns + ")");
+    }
+    dest_->Query("CREATE TABLE " + t.name + " (" + t.dest_columns + ")");
+    defs_[t.name] = t;
+  }
+
+  std::string Src(const std::string& table) const { return schema_ + "." + table; }
+
+  // `rows` rows in every table; some of `big`'s values are TOAST-sized.
+  void Fill(int rows) {
+    for (const auto& [name, t] : defs_) Insert(name, 1, rows);
+  }
+
+  void Insert(const std::string& table, int64_t from, int64_t count) {
+    TestDb db(src_.url());
+    InsertWith(db, table, from, count);
+  }
+
+  void InsertWith(TestDb& db, const std::string& table, int64_t from, int64_t count) {
+    const std::string range = "generate_series(" + std::to_string(from) + ", " +
+                              std::to_string(from + count - 1) + ") g";
+    std::string sql;
+    if (table == "big") {
+      sql = "INSERT INTO " + Src(table) +
+            " SELECT g, 'v' || g, g, CASE WHEN g % 50 = 0 THEN (SELECT string_agg(md5(g::text "
+            "|| x::text), '') FROM generate_series(1, 400) x) END FROM " + range;
+    } else if (table == "pair") {
+      sql = "INSERT INTO " + Src(table) + " SELECT g % 7, 'k' || g, 'v' || g, g FROM " + range;
+    } else if (table == "uid") {
+      sql = "INSERT INTO " + Src(table) + " SELECT gen_random_uuid(), 'v' || g, g FROM " + range;
+    } else if (table == "nokey") {
+      sql = "INSERT INTO " + Src(table) + " SELECT 'v' || g, g FROM " + range;
+    } else {
+      sql = "INSERT INTO " + Src(table) + " SELECT g, 'v' || g, g FROM " + range;
+    }
+    db.Exec(sql);
+  }
+
+  std::string WriteConfig(const std::string& tables_extra = "", bool continuous = true) {
+    config_ = dir_ + "/" + schema_ + ".yaml";
+    std::ofstream(config_)
+        << "version: 1\nname: " << schema_ << "\npipeline:\n"
+        << "  source: {type: postgres-cdc, config: {connection_url: '" << src_.url()
+        << "', slot_name: " << schema_ << "_slot, publication_name: " << schema_
+        << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
+        << "  transforms: [{type: cdc_unwrap}]\n"
+        << "  sink: " << dest_->SinkYaml("unused", ", column_mapping: auto_map, "
+                                         "delete_marker: {field: __op, values: [d]}")
+        << "\n"
+        << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
+        << "mirror:\n  mode: snapshot_then_cdc\n  continuous: " << (continuous ? "true" : "false")
+        << "\n  snapshot: {concurrency: 2, source: {type: postgres, config: {connection_url: '"
+        << src_.url() << "', query: 'SELECT 1'}}}\n"
+        << "  tables: {include: ['" << schema_ << ".*'], discover_interval_secs: 2"
+        << tables_extra << "}\n";
+    return config_;
+  }
+
+  void StartMirror(const std::string& crash_at = "") {
+    mirror_ = std::make_unique<testing::Process>(
+        std::vector<std::string>{FAUCET_BINARY, "mirror", config_},
+        std::map<std::string, std::string>{{"FAUCET_CRASH_AT", crash_at}});
+  }
+
+  testing::ProcessResult StopMirror(int sig) {
+    mirror_->Kill(sig);
+    testing::ProcessResult r = mirror_->Wait();
+    mirror_.reset();
+    return r;
+  }
+
+  // Random inserts, updates (also of the TOAST value and of keys) and deletes spread over
+  // every keyed table, until StopWriter.
+  void StartWriter() {
+    writer_stop_ = false;
+    writer_ = std::thread([this] {
+      TestDb db(src_.url());
+      std::mt19937 rng(7);
+      std::vector<std::string> names;
+      for (const auto& [name, t] : defs_) {
+        if (name != "nokey") names.push_back(name);
+      }
+      int64_t next = 100'000;
+      while (!writer_stop_) {
+        const std::string& table = names[rng() % names.size()];
+        const std::string t = Src(table);
+        const int64_t id = 1 + rng() % 200;
+        switch (rng() % 4) {
+          case 0:
+            InsertWith(db, table, next, 3);
+            next += 3;
+            break;
+          case 1:
+            db.Exec("UPDATE " + t + " SET v = 'u' || n, n = n + 1 WHERE n % 13 = " +
+                    std::to_string(id % 13));
+            break;
+          case 2:
+            db.Exec("DELETE FROM " + t + " WHERE n = " + std::to_string(id));
+            break;
+          case 3:
+            if (table == "big") {
+              db.Exec("UPDATE " + t + " SET big = repeat(md5(random()::text), 100) WHERE id = " +
+                      std::to_string(id));
+            } else if (table == "part") {
+              // Moves the row to the other partition.
+              db.Exec("UPDATE " + t + " SET id = id + 5000 WHERE id = " + std::to_string(id));
+            } else {
+              db.Exec("UPDATE " + t + " SET n = n + 1 WHERE n < " + std::to_string(id % 20));
+            }
+            break;
+        }
+        std::this_thread::sleep_for(2ms);
+      }
+    });
+  }
+
+  void StopWriter() {
+    writer_stop_ = true;
+    if (writer_.joinable()) writer_.join();
+  }
+
+  std::string AggregateSql(const std::string& from, const TableDef& t, bool sqlite) const {
+    if (sqlite) {
+      return "SELECT count(*) || '/' || coalesce(group_concat(r, ','), '') FROM (SELECT " +
+             t.row_text + " AS r FROM " + from + " ORDER BY r)";
+    }
+    return "SELECT count(*) || '/' || coalesce(string_agg(r, ',' ORDER BY r COLLATE \"C\"), "
+           "'') FROM (SELECT " +
+           t.row_text + " AS r FROM " + from + ") s";
+  }
+  std::string SourceAggregate(const std::string& table) {
+    return src_.Scalar(AggregateSql(Src(table), defs_.at(table), false)).value_or("");
+  }
+  std::string DestAggregate(const std::string& table) {
+    return dest_->Query(AggregateSql(table, defs_.at(table), GetParam() == SqlDest::kSqlite));
+  }
+
+  // Waits until each of `tables` at the destination equals its source table.
+  void ExpectConverges(const std::vector<std::string>& tables) {
+    for (const std::string& table : tables) {
+      const std::string want = SourceAggregate(table);
+      std::string got;
+      EXPECT_TRUE(testing::WaitFor([&] { return (got = DestAggregate(table)) == want; }, 60s,
+                                   "destination table " + table + " to equal the source", 500ms))
+          << "source " << want.substr(0, want.find('/')) << " rows, destination "
+          << got.substr(0, got.find('/')) << " rows\n"
+          << (mirror_ ? mirror_->Output() : "");
+    }
+  }
+
+  std::vector<std::string> Keyed() const {
+    std::vector<std::string> names;
+    for (const auto& [name, t] : defs_) {
+      if (name != "nokey") names.push_back(name);
+    }
+    return names;
+  }
+
+  // The marker's tables, from the state files.
+  std::map<std::string, mirror::TableState> MarkerTables() {
+    FileStateStore state(PosixFileSystem(), dir_ + "/state");
+    Result<std::optional<Json>> stored = state.Get(schema_ + "::__replication__");
+    if (!stored.ok() || !*stored) return {};
+    Result<mirror::Marker> marker = mirror::Marker::FromJson(**stored, "marker");
+    return marker.ok() ? marker->tables : std::map<std::string, mirror::TableState>{};
+  }
+
+  std::string Phase(const std::string& table) {
+    auto tables = MarkerTables();
+    auto it = tables.find(Src(table));
+    return it == tables.end() ? "absent" : mirror::PhaseName(it->second.phase);
+  }
+
+  ::testing::AssertionResult WaitForPhase(const std::vector<std::string>& tables,
+                                          const std::string& phase,
+                                          std::chrono::seconds limit = 90s) {
+    return testing::WaitFor(
+        [&] {
+          for (const std::string& t : tables) {
+            if (Phase(t) != phase) return false;
+          }
+          return true;
+        },
+        limit, "tables to be " + phase);
+  }
+
+  // The slot's confirmed position never passes what any streaming table persisted.
+  void ExpectSlotNotAheadOfTables() {
+    std::optional<Lsn> confirmed = src_.ConfirmedFlush(schema_ + "_slot");
+    ASSERT_TRUE(confirmed.has_value());
+    FileStateStore state(PosixFileSystem(), dir_ + "/state");
+    for (const auto& [name, t] : MarkerTables()) {
+      if (t.phase != mirror::TablePhase::kActive) continue;
+      Result<std::optional<Json>> value = state.Get(schema_ + "::" + t.id);
+      ASSERT_OK(value);
+      ASSERT_TRUE(value->has_value()) << name;
+      Result<Lsn> lsn = Lsn::Parse((**value)["last_lsn"].get<std::string>());
+      ASSERT_OK(lsn);
+      EXPECT_LE(confirmed->value(), lsn->value()) << name << " persisted " << lsn->ToString()
+                                                  << ", slot at " << confirmed->ToString();
+    }
+  }
+
+  testing::ProcessResult Status(bool json) {
+    std::vector<std::string> argv{FAUCET_BINARY, "mirror", "status", config_};
+    if (json) argv.push_back("--json");
+    return testing::RunProcess(argv);
+  }
+
+  TestDb src_;
+  std::string schema_, dir_, config_;
+  std::unique_ptr<SlotGuard> guard_;
+  std::unique_ptr<testing::SqlDestination> dest_;
+  std::map<std::string, TableDef> defs_;
+  std::unique_ptr<testing::Process> mirror_;
+  std::thread writer_;
+  std::atomic<bool> writer_stop_{true};
+};
+
+// One process, one slot, every table: snapshot under concurrent writes, a table created and
+// one dropped while it runs, the keyless table refused with the reason, and every destination
+// table equal to its source.
+TEST_P(MirrorTablesTest, MirrorsEveryTableOverOneStream) {
+  Fill(300);
+  WriteConfig();
+  StartWriter();
+  StartMirror();
+  ASSERT_TRUE(WaitForPhase(Keyed(), "active")) << mirror_->Output();
+  EXPECT_EQ(Phase("nokey"), "refused");
+
+  // A table created while it runs is discovered, snapshotted and streamed; a dropped one
+  // stops being routed and its destination stays.
+  CreateTable({"later", "id int8 PRIMARY KEY, v text, n int8", "id int8 PRIMARY KEY, v text, n int8",
+               "id || ':' || coalesce(v, '~') || ':' || n"});
+  Insert("later", 1, 50);
+  ASSERT_TRUE(WaitForPhase({"later"}, "active")) << mirror_->Output();
+  Insert("later", 51, 50);
+  StopWriter();
+  src_.Exec("DROP TABLE " + Src("t14"));
+  defs_.erase("t14");
+  ASSERT_TRUE(WaitForPhase({"t14"}, "dropped")) << mirror_->Output();
+  EXPECT_EQ(dest_->Query("SELECT count(*) FROM t14") == "0", false);
+
+  ExpectConverges(Keyed());
+  ExpectSlotNotAheadOfTables();
+  EXPECT_EQ(src_.Scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE '" +
+                        schema_ + "%'"),
+            "1");
+
+  testing::ProcessResult text = Status(false);
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("(21 tables: 19 active, 1 dropped, 1 refused)"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("has no primary key"), std::string::npos) << text.output;
+  testing::ProcessResult json = Status(true);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  Json status = Json::parse(json.output);
+  EXPECT_EQ(status["mode"], "tables");
+  EXPECT_EQ(status["summary"]["by_phase"]["active"], 19);
+  for (const Json& row : status["tables"]) {
+    if (row["phase"] != "active") continue;
+    EXPECT_EQ(row["snapshot"]["percent"], 100.0) << row.dump();
+    EXPECT_TRUE(row["position"].contains("last_lsn")) << row.dump();
+  }
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// SIGKILL during the snapshots redoes only the tables not finished; SIGKILL during the stream
+// resumes every table from its own position. Nothing is lost.
+TEST_P(MirrorTablesTest, SigkillDuringSnapshotsAndStreamLosesNothing) {
+  Fill(300);
+  Insert("big", 301, 30'000);
+  WriteConfig();
+  // Dies at the 20th snapshot page: `big` (31 pages, read first) is still being read.
+  StartMirror("mirror.table_snapshot_page:20");
+  testing::ProcessResult crashed = mirror_->Wait();
+  mirror_.reset();
+  ASSERT_EQ(crashed.exit_code, kCrashExitCode) << crashed.output;
+  const auto before = MarkerTables();
+  ASSERT_EQ(before.at(Src("big")).phase, mirror::TablePhase::kSnapshotting);
+
+  StartWriter();
+  StartMirror();
+  ASSERT_TRUE(WaitForPhase(Keyed(), "active")) << mirror_->Output();
+  for (const auto& [name, t] : MarkerTables()) {
+    if (t.phase != mirror::TablePhase::kActive) continue;
+    const bool interrupted = before.count(name) &&
+                             before.at(name).phase == mirror::TablePhase::kSnapshotting;
+    // Only a table whose snapshot the crash interrupted is read again.
+    EXPECT_EQ(t.snapshot.attempts, interrupted ? 2 : 1) << name;
+  }
+  std::this_thread::sleep_for(2s);
+  StopMirror(SIGKILL);
+  StartMirror();
+  std::this_thread::sleep_for(2s);
+  StopWriter();
+  ExpectConverges(Keyed());
+  ExpectSlotNotAheadOfTables();
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// A destination table that fails pauses its table (after max_table_failures) while every
+// other table keeps streaming; once repaired it is re-snapshotted and streams again.
+TEST_P(MirrorTablesTest, AFailingTablePausesWhileTheOthersStream) {
+  Fill(100);
+  WriteConfig(", max_table_failures: 2, retry_paused_secs: 3");
+  StartMirror();
+  ASSERT_TRUE(WaitForPhase(Keyed(), "active")) << mirror_->Output();
+  dest_->Query("DROP TABLE t03");
+  Insert("t03", 1000, 10);
+  ASSERT_TRUE(WaitForPhase({"t03"}, "paused", 60s)) << mirror_->Output();
+  EXPECT_NE(MarkerTables()[Src("t03")].last_error.find("t03"), std::string::npos)
+      << MarkerTables()[Src("t03")].last_error;
+  // The others stream meanwhile.
+  Insert("t04", 1000, 10);
+  ExpectConverges({"t04"});
+
+  dest_->Query("CREATE TABLE t03 (" + defs_.at("t03").dest_columns + ")");
+  ASSERT_TRUE(WaitForPhase({"t03"}, "active", 60s)) << mirror_->Output();
+  Insert("t03", 2000, 10);
+  ExpectConverges({"t03", "t04", "t05"});
+  EXPECT_GE(MarkerTables()[Src("t03")].snapshot.attempts, 2);
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Destinations, MirrorTablesTest,
+                         ::testing::Values(SqlDest::kPostgres, SqlDest::kSqlite),
+                         [](const auto& info) { return testing::SqlDestName(info.param); });
+
+}  // namespace
+}  // namespace faucet
