@@ -21,8 +21,7 @@ constexpr int64_t kPersistEveryMs = 10'000;
 constexpr int64_t kPersistSnapshotsEveryMs = 2'000;
 constexpr auto kFirstBackoff = 1s;
 constexpr auto kMaxBackoff = 60s;
-// A failed snapshot is retried after 1 s, doubling with each failure in a row, up to this.
-constexpr int64_t kMaxSnapshotRetryMs = 30'000;
+constexpr int64_t kMaxRetryMs = 30'000;
 
 bool Holds(TablePhase phase) {
   return phase == TablePhase::kPending || phase == TablePhase::kSnapshotting ||
@@ -44,6 +43,11 @@ config::Document TableDocument(const config::Document& doc, const TablePlan& pla
   config::Document table_doc = doc;
   table_doc.sink = plan.sink;
   return table_doc;
+}
+
+// A failed table is retried after 1 s, doubling with each failure in a row, up to 30 s.
+int64_t RetryDelayMs(int64_t failures) {
+  return std::min<int64_t>(kMaxRetryMs, 1000LL << std::clamp<int64_t>(failures - 1, 0, 5));
 }
 
 }  // namespace
@@ -282,14 +286,8 @@ Result<bool> MultiMirror::ReapSnapshots() {
       retry_at_.erase(job.table);
     } else if (!job.stopped) {
       Status failed = job.status.WithContext("snapshot of '" + job.table + "' failed");
-      RETURN_IF_ERROR(Fail(job.table, failed));
-      int64_t failures;
-      {
-        MutexLock lock(mu_);
-        failures = marker_.tables[job.table].consecutive_failures;
-      }
-      retry_at_[job.table] =
-          now + std::min<int64_t>(kMaxSnapshotRetryMs, 1000LL << std::min<int64_t>(failures, 5));
+      ASSIGN_OR_RETURN(int64_t failures, Fail(job.table, failed));
+      retry_at_[job.table] = now + RetryDelayMs(failures);
     }
     it = snapshots_.erase(it);
   }
@@ -302,7 +300,7 @@ Result<bool> MultiMirror::ReapSnapshots() {
   return joined;
 }
 
-Status MultiMirror::Fail(const std::string& table, const Status& error) {
+Result<int64_t> MultiMirror::Fail(const std::string& table, const Status& error) {
   bool paused;
   int64_t failures;
   {
@@ -313,9 +311,10 @@ Status MultiMirror::Fail(const std::string& table, const Status& error) {
     failed_this_run_[table] = t.last_error;
   }
   if (!paused) {
-    spdlog::warn("mirror {}: table '{}' failed ({} in a row): {}", built_.doc.name, table,
-                 failures, error.message());
-    return Status::Ok();
+    spdlog::warn("mirror {}: table '{}' failed ({} in a row; retried in {} s): {}",
+                 built_.doc.name, table, failures, RetryDelayMs(failures) / 1000.0,
+                 error.message());
+    return failures;
   }
   if (tables_.on_table_error == OnTableError::kFail) {
     return FailedPrecondition("mirror: table '" + table + "' failed " +
@@ -324,13 +323,15 @@ Status MultiMirror::Fail(const std::string& table, const Status& error) {
   spdlog::warn("mirror {}: table '{}' paused after {} failures in a row ({}); the rest of the "
                "stream continues",
                built_.doc.name, table, failures, error.message());
-  return Status::Ok();
+  return 0;
 }
 
 Status MultiMirror::StartCycle() {
   auto job = std::make_unique<CycleJob>();
   std::vector<std::string> warnings;  // reported by validation
   ASSIGN_OR_RETURN(job->source, assembly::MakeSource(built_.doc.source, warnings));
+  std::set<std::string> draining;
+  for (const auto& d : draining_) draining.insert(d->table());
   std::vector<std::string> active;
   {
     MutexLock lock(mu_);
@@ -344,11 +345,18 @@ Status MultiMirror::StartCycle() {
   }
   for (const std::string& name : active) {
     const TablePlan& plan = resolved_.at(name).plan;
+    if (draining.count(name)) {
+      // Still writing what an earlier cycle gave it: it holds the log from what it persisted.
+      ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(TableKey(built_.doc.name, plan.id)));
+      std::optional<Bookmark> held = stored ? StateBookmark(*stored) : std::nullopt;
+      if (held) job->floors.push_back(CycleFloor{name, *held});
+      continue;
+    }
     const config::Document doc = TableDocument(built_.doc, plan);
     Result<assembly::PipelineParts> parts =
         assembly::MakeParts(doc, built_.doc.source, false, warnings);
     if (!parts.ok()) {
-      RETURN_IF_ERROR(Fail(name, parts.status()));
+      RETURN_IF_ERROR(Fail(name, parts.status()).status());
       ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(TableKey(built_.doc.name, plan.id)));
       std::optional<Bookmark> held = stored ? StateBookmark(*stored) : std::nullopt;
       if (held) job->floors.push_back(CycleFloor{name, *held});
@@ -367,6 +375,8 @@ Status MultiMirror::StartCycle() {
   if (job->tables.empty()) return Status::Ok();
 
   CycleJob* raw = job.get();
+  // The callbacks may outlive the job (a detached table drains on): they hold the names.
+  auto names = std::make_shared<const std::vector<std::string>>(job->names);
   job->options.stop = &stop_;
   job->options.end = &job->end;
   job->options.on_unknown_table = [this](const std::string& table) {
@@ -374,20 +384,27 @@ Status MultiMirror::StartCycle() {
       rediscover_ = true;
     }
   };
-  job->options.on_applied = [this, raw](size_t i, const Page& page, const PipelineStats&) {
+  job->options.on_applied = [this, names](size_t i, const Page& page, const PipelineStats&) {
     MutexLock lock(mu_);
-    TableState& t = marker_.tables[raw->names[i]];
+    TableState& t = marker_.tables[(*names)[i]];
     t.changes += page.changes.size();
     t.last_applied_ms = NowMs();
     if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {
       t.last_commit_ms = page.changes.back().commit_time_us / 1000;
     }
   };
-  job->options.on_table_failed = [this, raw](size_t i, const Status& error) {
-    Status fatal = Fail(raw->names[i], error);
+  job->options.on_table_failed = [this, names](size_t i, const Status& error) {
+    Result<int64_t> failures = Fail((*names)[i], error);
     MutexLock lock(mu_);
-    if (!fatal.ok() && fatal_.ok()) fatal_ = fatal;
-    retry_cycle_ = true;
+    if (!failures.ok()) {
+      if (fatal_.ok()) fatal_ = failures.status();
+      return;
+    }
+    // The table resumes from its position in a new cycle: after a backoff (the others are
+    // rewound to it and skip what they applied), or at once when it was paused (its position
+    // then no longer holds the stream back).
+    const int64_t at = NowMs() + (*failures == 0 ? 0 : RetryDelayMs(*failures));
+    if (retry_cycle_at_ms_ == 0 || at < retry_cycle_at_ms_) retry_cycle_at_ms_ = at;
   };
   job->thread = std::thread([raw, this] {
     raw->result = RunStreamCycle(*raw->source, state_, raw->tables, raw->floors, raw->options);
@@ -422,6 +439,7 @@ Status MultiMirror::FinishCycle() {
                  built_.doc.name, changes, result.tables.size(),
                  result.acknowledged ? result.acknowledged->ToString() : "its start");
   }
+  for (auto& d : result.draining) draining_.push_back(std::move(d));
   last_source_error_ = result.source;
   return Persist();
 }
@@ -486,7 +504,19 @@ Status MultiMirror::Run() {
       }
     }
     ASSIGN_OR_RETURN(bool joined, ReapSnapshots());
-    if ((joined || retry_cycle_.exchange(false)) && cycle_) cycle_->end = true;
+    bool retry_due = false;
+    {
+      MutexLock lock(mu_);
+      if (retry_cycle_at_ms_ != 0 && retry_cycle_at_ms_ <= now) {
+        retry_due = true;
+        retry_cycle_at_ms_ = 0;
+      }
+    }
+    // A detached table that has written what it was given streams again from its position.
+    const size_t before = draining_.size();
+    std::erase_if(draining_, [](const auto& d) { return d->Finished(); });
+    const bool drained = draining_.size() < before;
+    if ((joined || retry_due || drained) && cycle_) cycle_->end = true;
     std::vector<std::string> due = DueTables(now);
     if (!due.empty() && snapshots_.size() < static_cast<size_t>(tables_.concurrency)) {
       if (bootstrap_position_) {
@@ -515,8 +545,13 @@ Status MultiMirror::Run() {
         backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
       } else {
         backoff = kFirstBackoff;
+        bool retry_pending;
+        {
+          MutexLock lock(mu_);
+          retry_pending = retry_cycle_at_ms_ != 0;
+        }
         if (!config_.continuous && snapshots_.empty() && DueTables(NowMs()).empty() &&
-            !retry_cycle_.load()) {
+            !retry_pending) {
           break;  // one-shot: every table loaded and the stream caught up once
         }
       }
@@ -542,6 +577,7 @@ Status MultiMirror::Run() {
   }
   for (auto& job : snapshots_) job->thread.join();
   snapshots_.clear();
+  draining_.clear();  // waits for them
   RETURN_IF_ERROR(Persist());
   if (!outcome.ok()) return outcome;
   MutexLock lock(mu_);

@@ -91,9 +91,10 @@ class MultiMirror {
   Status StartCycle();
   // Ends the running cycle (if any) and records its outcome.
   Status FinishCycle();
-  // A table failure: recorded, maybe pausing it. An error when it paused the table under
-  // on_table_error: fail. Called from any thread.
-  Status Fail(const std::string& table, const Status& error) EXCLUDES(mu_);
+  // A table failure: recorded, maybe pausing it. Returns its failures in a row, 0 when it is
+  // now paused; an error when it paused the table under on_table_error: fail. Called from any
+  // thread.
+  Result<int64_t> Fail(const std::string& table, const Status& error) EXCLUDES(mu_);
   Status Persist() EXCLUDES(mu_);
   void Sleep(std::chrono::milliseconds d) const;
 
@@ -107,12 +108,15 @@ class MultiMirror {
   Marker marker_ GUARDED_BY(mu_);
   std::map<std::string, Resolved> resolved_;  // driver thread only
   std::atomic<bool> rediscover_{false};       // set by the router on an unknown table
-  std::atomic<bool> retry_cycle_{false};      // a table failed: restart the cycle to retry it
+  // When to restart the cycle so that a failed table is retried (ms; 0: none due).
+  int64_t retry_cycle_at_ms_ GUARDED_BY(mu_) = 0;
   Status fatal_ GUARDED_BY(mu_);              // on_table_error: fail, from a cycle's thread
   Status last_source_error_;                  // of the last cycle's stream
   std::map<std::string, int64_t> retry_at_;   // a failed snapshot's next try (ms)
   std::vector<std::unique_ptr<SnapshotJob>> snapshots_;
   std::unique_ptr<CycleJob> cycle_;
+  // Detached tables of earlier cycles still writing what they were given.
+  std::vector<std::unique_ptr<DrainingTable>> draining_;
   // The database at the bootstrap position, read by the initial snapshots; released once
   // they all finished.
   std::unique_ptr<ConsistentSnapshot> exported_;

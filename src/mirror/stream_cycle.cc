@@ -89,7 +89,7 @@ class AckMerger {
 class TableFeed final : public Source {
  public:
   TableFeed(AckMerger& merger, size_t index, size_t max_bytes)
-      : merger_(merger), index_(index), max_bytes_(max_bytes) {}
+      : index_(index), max_bytes_(max_bytes), merger_(&merger) {}
 
   Status Open(const std::optional<Bookmark>& start) override EXCLUDES(mu_) {
     MutexLock lock(mu_);
@@ -117,8 +117,11 @@ class TableFeed final : public Source {
     return event;
   }
 
-  Status Acknowledge(const Bookmark& durable) override {
-    return merger_.Acknowledge(index_, durable);
+  // Held under the feed's lock, so Detach waits for a call in progress.
+  Status Acknowledge(const Bookmark& durable) override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    if (merger_ == nullptr) return Status::Ok();
+    return merger_->Acknowledge(index_, durable);
   }
 
   // Router side. Waits until the pipeline opened this feed, or gave up (Abandon), or
@@ -154,6 +157,15 @@ class TableFeed final : public Source {
     changed_.NotifyAll();
   }
 
+  // Close, and its acknowledgements no longer reach the stream (which may end before this
+  // feed's pipeline does): what it persists from now on is read back by the next cycle.
+  void Detach() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    closed_ = true;
+    merger_ = nullptr;
+    changed_.NotifyAll();
+  }
+
   // The pipeline has ended, or must: pushes fail from now on and Next ends.
   void Abandon() EXCLUDES(mu_) {
     MutexLock lock(mu_);
@@ -174,7 +186,6 @@ class TableFeed final : public Source {
     return pages_.empty() || bytes_ + bytes <= max_bytes_;
   }
 
-  AckMerger& merger_;
   const size_t index_;
   const size_t max_bytes_;
   mutable Mutex mu_;
@@ -185,12 +196,64 @@ class TableFeed final : public Source {
   std::optional<Bookmark> start_ GUARDED_BY(mu_);
   bool closed_ GUARDED_BY(mu_) = false;
   bool abandoned_ GUARDED_BY(mu_) = false;
+  AckMerger* merger_ GUARDED_BY(mu_);
+};
+
+// One table's pipeline on its own thread, fed by a TableFeed. Owns everything the thread
+// touches, so a detached one can outlive its cycle.
+class TableRun final : public DrainingTable {
+ public:
+  TableRun(CycleTable table, AckMerger& merger, size_t index, size_t feed_bytes)
+      : table_(std::move(table)), feed_(merger, index, feed_bytes) {}
+  ~TableRun() override {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Start(StateStore& state, const CycleOptions& options, size_t index) {
+    PipelineOptions opts = table_.options;
+    opts.stop = options.stop;
+    opts.queue_bytes = options.queue_bytes;
+    if (options.on_applied) {
+      opts.on_page = [index, on_applied = options.on_applied](const Page& page,
+                                                               const PipelineStats& stats) {
+        on_applied(index, page, stats);
+      };
+    }
+    thread_ = std::thread([this, &state, opts, index, on_failed = options.on_table_failed] {
+      Pipeline pipeline(feed_, table_.parts.TransformPtrs(), *table_.parts.sink, state, opts);
+      Result<PipelineStats> stats = pipeline.Run();
+      if (stats.ok()) {
+        outcome_.stats = *stats;
+      } else {
+        outcome_.status = stats.status();
+        if (on_failed) on_failed(index, stats.status());
+      }
+      feed_.Abandon();
+      done_ = true;
+    });
+  }
+
+  TableFeed& feed() { return feed_; }
+  const CycleTable& cycle_table() const { return table_; }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  const std::string& table() const override { return table_.table; }
+  bool Finished() const override { return done_.load(); }
+  const TableOutcome& Outcome() const override { return outcome_; }
+
+ private:
+  CycleTable table_;
+  TableFeed feed_;
+  std::thread thread_;
+  TableOutcome outcome_;  // written by the thread before `done_`
+  std::atomic<bool> done_{false};
 };
 
 // The router's view of one table.
 struct Route {
   bool streaming = false;
-  bool detached = false;
   Position start;                    // what its start already covers
   Clock::time_point last_sent;       // when it last got a page
   bool open_chunk = false;           // got chunks of a transaction whose bookmark is to come
@@ -218,40 +281,32 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
     merger.Floor(*position, floor.position);
   }
 
-  std::vector<std::unique_ptr<TableFeed>> feeds;
-  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<TableRun>> runs;
   for (size_t i = 0; i < n; ++i) {
-    feeds.push_back(std::make_unique<TableFeed>(merger, i, options.feed_bytes));
+    runs.push_back(std::make_unique<TableRun>(std::move(tables[i]), merger, i, options.feed_bytes));
   }
-  for (size_t i = 0; i < n; ++i) {
-    threads.emplace_back([&, i] {
-      CycleTable& t = tables[i];
-      PipelineOptions opts = t.options;
-      opts.stop = options.stop;
-      opts.queue_bytes = options.queue_bytes;
-      if (options.on_applied) {
-        opts.on_page = [&, i](const Page& page, const PipelineStats& stats) {
-          options.on_applied(i, page, stats);
-        };
-      }
-      Pipeline pipeline(*feeds[i], t.parts.TransformPtrs(), *t.parts.sink, state, opts);
-      Result<PipelineStats> stats = pipeline.Run();
-      if (stats.ok()) {
-        result.tables[i].stats = *stats;
-      } else {
-        result.tables[i].status = stats.status();
-        if (options.on_table_failed) options.on_table_failed(i, stats.status());
-      }
-      feeds[i]->Abandon();
-    });
-  }
+  for (size_t i = 0; i < n; ++i) runs[i]->Start(state, options, i);
+  auto feed = [&](size_t i) -> TableFeed& { return runs[i]->feed(); };
+  auto table = [&](size_t i) -> const CycleTable& { return runs[i]->cycle_table(); };
   // Why the router did not stream a table (set on the router thread only).
   std::vector<Status> refused(n);
+  std::vector<bool> detached(n, false);
+  // Every pipeline ends (a detached one goes on draining, owned by the result); then the
+  // outcomes are collected.
   auto finish = [&] {
-    for (auto& feed : feeds) feed->Close();
-    for (std::thread& t : threads) t.join();
     for (size_t i = 0; i < n; ++i) {
+      if (!detached[i]) feed(i).Close();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (detached[i]) continue;
+      runs[i]->Join();
+      result.tables[i] = runs[i]->Outcome();
       if (result.tables[i].status.ok() && !refused[i].ok()) result.tables[i].status = refused[i];
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!detached[i]) continue;
+      result.tables[i].detached = true;
+      result.draining.push_back(std::move(runs[i]));
     }
     result.acknowledged = merger.Acknowledged();
   };
@@ -262,42 +317,42 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
   std::map<std::string, size_t> by_name;
   const Clock::time_point open_deadline = Clock::now() + options.open_timeout;
   for (size_t i = 0; i < n; ++i) {
-    std::optional<std::optional<Bookmark>> start = feeds[i]->WaitOpened(open_deadline);
+    std::optional<std::optional<Bookmark>> start = feed(i).WaitOpened(open_deadline);
     std::optional<Bookmark> held;
     if (start && *start) {
       held = **start;
     } else {
       // Not opened (failed, or too slow): it still needs the log from what it persisted.
-      Result<std::optional<Json>> stored = state.Get(tables[i].options.state_key);
+      Result<std::optional<Json>> stored = state.Get(table(i).options.state_key);
       if (stored.ok() && *stored) held = StateBookmark(**stored);
       Status failed;
       if (start) {
-        failed = FailedPrecondition("table '" + tables[i].table +
+        failed = FailedPrecondition("table '" + table(i).table +
                                     "' has no stream position (its snapshot never finished)");
-      } else if (!feeds[i]->Abandoned()) {
-        failed = Unavailable("table '" + tables[i].table + "': its pipeline did not open within " +
+      } else if (!feed(i).Abandoned()) {
+        failed = Unavailable("table '" + table(i).table + "': its pipeline did not open within " +
                              std::to_string(options.open_timeout.count() / 1000) + " s");
       }
       if (!failed.ok()) {
         refused[i] = failed;
         if (options.on_table_failed) options.on_table_failed(i, failed);
       }
-      feeds[i]->Abandon();
+      feed(i).Abandon();
     }
     if (!held) continue;
     Result<Position> position = source.PositionOf(*held);
     if (!position.ok()) {
-      refused[i] = position.status().WithContext("table '" + tables[i].table + "'");
+      refused[i] = position.status().WithContext("table '" + table(i).table + "'");
       if (options.on_table_failed) options.on_table_failed(i, refused[i]);
-      feeds[i]->Abandon();
+      feed(i).Abandon();
       continue;
     }
     merger.Hold(i, *position, *held);
-    if (feeds[i]->Abandoned()) continue;
+    if (feed(i).Abandoned()) continue;
     routes[i].streaming = true;
     routes[i].start = *position;
     routes[i].last_sent = Clock::now();
-    for (const std::string& name : tables[i].names) by_name[name] = i;
+    for (const std::string& name : table(i).names) by_name[name] = i;
   }
   std::optional<Bookmark> from = merger.Minimum();
   if (!from) {
@@ -316,7 +371,7 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
     Route& route = routes[i];
     const Clock::time_point give_up = Clock::now() + options.detach_after;
     while (true) {
-      TableFeed::Pushed pushed = feeds[i]->Push(page, std::min(give_up, Clock::now() + 1s));
+      TableFeed::Pushed pushed = feed(i).Push(page, std::min(give_up, Clock::now() + 1s));
       if (pushed == TableFeed::Pushed::kYes) break;
       if (pushed == TableFeed::Pushed::kGone) {
         route.streaming = false;
@@ -325,11 +380,10 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
       if (Clock::now() >= give_up) {
         spdlog::warn("mirror: table '{}' fell behind ({} s without room for the next page); "
                      "detached for this cycle: it catches up from its own position next cycle",
-                     tables[i].table, options.detach_after.count() / 1000.0);
+                     table(i).table, options.detach_after.count() / 1000.0);
         route.streaming = false;
-        route.detached = true;
-        result.tables[i].detached = true;
-        feeds[i]->Close();
+        detached[i] = true;
+        feed(i).Detach();
         return;
       }
       if (Status alive = source.KeepAlive(); !alive.ok()) {
@@ -356,14 +410,7 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
       push(i, Page{{}, latest});
     }
   };
-  auto detached_caught_up = [&] {
-    for (size_t i = 0; i < n; ++i) {
-      if (routes[i].detached && feeds[i]->Abandoned()) return true;
-    }
-    return false;
-  };
-
-  while (!Stopping(options.stop) && !Stopping(options.end) && !detached_caught_up()) {
+  while (!Stopping(options.stop) && !Stopping(options.end)) {
     Result<SourceEvent> event = source.Next(100ms);
     if (!event.ok()) {
       result.source = event.status();

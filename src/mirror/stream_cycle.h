@@ -13,10 +13,10 @@
 //     position every table has persisted and every floor, never beyond: WAL a table still
 //     needs is never released.
 // A table whose sink falls behind does not stall the others for long: when the router has
-// waited `detach_after` to hand it a page, the table is detached for the rest of the cycle
-// (it writes what it holds, persists, and stops; its position stays in the acknowledged
-// minimum and it catches up from there in the next cycle). A table whose pipeline fails ends
-// alone; the others go on.
+// waited `detach_after` to hand it a page, the table is detached (it writes what it holds,
+// persists and stops, on its own time: the cycle does not wait for it; its position stays in
+// the acknowledged minimum, and it catches up from its own position in a later cycle). A
+// table whose pipeline fails ends alone; the others go on.
 //
 // Memory: each feed holds at most `feed_bytes` of pages (at least one), and each table's
 // pipeline queue `queue_bytes`; idle tables hold nothing.
@@ -78,17 +78,30 @@ struct CycleOptions {
 struct TableOutcome {
   Status status;            // the pipeline's result (ok when it ended with the cycle)
   PipelineStats stats;
-  bool detached = false;    // its sink fell behind; it resumes from its position next cycle
+  bool detached = false;    // its sink fell behind: see CycleResult::draining
+};
+
+// A detached table's pipeline, still writing (and persisting) what it was given when the
+// cycle ended. It acknowledges nothing to the stream; the next cycles must hold its persisted
+// position as a floor until it has finished, and then stream it again from there.
+class DrainingTable {
+ public:
+  virtual ~DrainingTable() = default;  // waits for the pipeline to end
+  virtual const std::string& table() const = 0;
+  virtual bool Finished() const = 0;
+  virtual const TableOutcome& Outcome() const = 0;  // REQUIRES: Finished()
 };
 
 struct CycleResult {
   Status source;                      // the change stream's own error, if it failed
   std::vector<TableOutcome> tables;   // in the order of the cycle's tables
   std::optional<Bookmark> acknowledged;  // the last position acknowledged to the stream
+  std::vector<std::unique_ptr<DrainingTable>> draining;  // the detached tables
 };
 
-// Runs one cycle. `source` is a fresh, unopened change stream (routes_tables); `state` holds
-// each table's bookmark under its options.state_key. Ends when the stream ends (idle
+// Runs one cycle; takes the tables' parts. `source` is a fresh, unopened change stream
+// (routes_tables); `state` (which must outlive the draining tables) holds each table's
+// bookmark under its options.state_key. Ends when the stream ends (idle
 // timeout), on `stop` or `end`, or when the stream fails (every table still persists what it
 // was given). An error is returned only when the cycle could not start (no positions).
 Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,

@@ -19,6 +19,8 @@ class SqlDestination {
   SqlDestination(SqlDest dest, const std::string& name, const std::string& dir);
 
   SqlDest dest() const { return dest_; }
+  // The database's URL (Postgres, MySQL) or the SQLite file's path.
+  const std::string& url() const { return url_; }
 
   // The sink's YAML flow mapping for `table`, its config followed by `extra` entries
   // (", write_mode: upsert, key: [id]"): "{type: sqlite, config: {database_url: '...',

@@ -132,7 +132,11 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
     db.Exec(sql);
   }
 
-  std::string WriteConfig(const std::string& tables_extra = "", bool continuous = true) {
+  // `tables_extra`: more mirror.tables entries (", max_table_failures: 2"); `include`: the
+  // tables' glob (default: the whole schema).
+  std::string WriteConfig(const std::string& tables_extra = "", bool continuous = true,
+                          std::string include = "") {
+    if (include.empty()) include = schema_ + ".*";
     config_ = dir_ + "/" + schema_ + ".yaml";
     std::ofstream(config_)
         << "version: 1\nname: " << schema_ << "\npipeline:\n"
@@ -147,7 +151,7 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
         << "mirror:\n  mode: snapshot_then_cdc\n  continuous: " << (continuous ? "true" : "false")
         << "\n  snapshot: {concurrency: 2, source: {type: postgres, config: {connection_url: '"
         << src_.url() << "', query: 'SELECT 1'}}}\n"
-        << "  tables: {include: ['" << schema_ << ".*'], discover_interval_secs: 2"
+        << "  tables: {include: ['" << include << "'], discover_interval_secs: 2"
         << tables_extra << "}\n";
     return config_;
   }
@@ -420,6 +424,56 @@ TEST_P(MirrorTablesTest, AFailingTablePausesWhileTheOthersStream) {
   EXPECT_GE(MarkerTables()[Src("t03")].snapshot.attempts, 2);
   testing::ProcessResult r = StopMirror(SIGTERM);
   EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// A table the publication does not carry is refused with how to fix it, never shown active
+// while it silently receives nothing. A one-shot run (continuous: false) loads the others,
+// streams once and exits 0.
+TEST_P(MirrorTablesTest, ATableOutsideThePublicationIsRefused) {
+  src_.Exec("ALTER PUBLICATION " + schema_ + "_pub SET TABLE " + Src("t00") + ", " + Src("t01"));
+  Fill(20);
+  WriteConfig("", false, schema_ + ".t0?");
+  testing::ProcessResult r = testing::RunProcess({FAUCET_BINARY, "mirror", config_});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  auto tables = MarkerTables();
+  EXPECT_EQ(Phase("t00"), "active");
+  EXPECT_EQ(Phase("t01"), "active");
+  EXPECT_EQ(Phase("t02"), "refused");
+  EXPECT_NE(tables[Src("t02")].last_error.find("not in publication"), std::string::npos)
+      << tables[Src("t02")].last_error;
+  EXPECT_NE(tables[Src("t02")].last_error.find("ALTER PUBLICATION"), std::string::npos)
+      << tables[Src("t02")].last_error;
+  ExpectConverges({"t00", "t01"});
+}
+
+// A table whose destination blocks (a lock held on it) is detached after detach_after; the
+// others keep streaming meanwhile, and it catches up once unblocked.
+TEST_P(MirrorTablesTest, ABlockedTableDoesNotStallTheOthers) {
+  if (GetParam() != SqlDest::kPostgres) GTEST_SKIP() << "needs a destination that can block";
+  Fill(10);
+  WriteConfig();
+  StartMirror();
+  ASSERT_TRUE(WaitForPhase(Keyed(), "active")) << mirror_->Output();
+  TestDb locker(dest_->url());
+  locker.Exec("BEGIN");
+  locker.Exec("LOCK TABLE t05 IN ACCESS EXCLUSIVE MODE");
+  // More than the table's buffers hold (about 12 MiB).
+  for (int i = 0; i < 4; ++i) {
+    src_.Exec("INSERT INTO " + Src("t05") + " SELECT g, repeat('x', 2000), g FROM generate_series(" +
+              std::to_string(1000 + i * 5000) + ", " + std::to_string(999 + (i + 1) * 5000) +
+              ") g");
+  }
+  Insert("t06", 1000, 100);
+  ExpectConverges({"t06"});
+  EXPECT_NE(mirror_->Output().find("'" + Src("t05") + "' fell behind"), std::string::npos)
+      << mirror_->Output();
+  locker.Exec("COMMIT");
+  const std::string count = "SELECT count(*) || '/' || sum(n) || '/' || sum(length(v)) FROM ";
+  const std::string want = *src_.Scalar(count + Src("t05"));
+  EXPECT_TRUE(testing::WaitFor([&] { return dest_->Query(count + "t05") == want; }, 60s,
+                               "t05 to catch up"))
+      << mirror_->Output();
+  ExpectSlotNotAheadOfTables();
 }
 
 INSTANTIATE_TEST_SUITE_P(Destinations, MirrorTablesTest,
