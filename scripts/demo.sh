@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The demo: a throwaway Postgres with a filled table is mirrored into SQLite (the embedded
 # default) and into a second Postgres database; the source changes while the mirrors stream,
-# one mirror is killed with SIGKILL and restarted, and at the end all three agree.
+# one mirror is killed with SIGKILL and restarted, and at the end all three agree. Then a whole
+# schema is mirrored over one slot (mirror.tables), a table is added while it runs, and its
+# per-table status is shown.
 # Usage: scripts/demo.sh PATH_TO_FAUCET
 set -euo pipefail
 faucet=$(realpath "${1:?usage: scripts/demo.sh PATH_TO_FAUCET}")
@@ -43,7 +45,7 @@ ddl='CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, amount num
 psql -q "$dest" -c "$ddl"
 sqlite3 "$SQLITE_PATH" "$ddl"
 
-cp "$repo"/examples/mirror_postgres_to_*.yaml .
+cp "$repo"/examples/mirror_postgres_to_*.yaml "$repo"/examples/mirror_schema_to_postgres.yaml .
 "$faucet" validate mirror_postgres_to_sqlite.yaml
 "$faucet" validate mirror_postgres_to_postgres.yaml
 
@@ -101,3 +103,69 @@ if [ "$(src_sum "$src")" != "$(src_sum "$dest")" ] || [ "$(pg_text_sum "$src")" 
   echo "MISMATCH: see $dir/*.log"; exit 1
 fi
 say "both destinations equal the source (logs in $dir); stopping the mirrors with SIGTERM"
+
+say "a whole schema over one slot: shop.customers, shop.products, shop.order_lines (partitioned), shop.events (no key)"
+psql -q "$src" <<'SQL'
+CREATE SCHEMA shop;
+CREATE TABLE shop.customers (id int PRIMARY KEY, name text NOT NULL, city text);
+CREATE TABLE shop.products (sku text PRIMARY KEY, title text, price numeric(10,2));
+CREATE TABLE shop.order_lines (order_id int, line int, sku text, qty int, PRIMARY KEY (order_id, line))
+  PARTITION BY RANGE (order_id);
+CREATE TABLE shop.order_lines_1 PARTITION OF shop.order_lines FOR VALUES FROM (MINVALUE) TO (50000);
+CREATE TABLE shop.order_lines_2 PARTITION OF shop.order_lines FOR VALUES FROM (50000) TO (MAXVALUE);
+CREATE TABLE shop.events (at timestamptz DEFAULT now(), what text);
+INSERT INTO shop.customers SELECT g, 'customer-' || g, 'city-' || (g % 50) FROM generate_series(1, 20000) g;
+INSERT INTO shop.products SELECT 'sku-' || g, 'product ' || g, (g % 500) + 0.99 FROM generate_series(1, 5000) g;
+INSERT INTO shop.order_lines SELECT g / 3, g % 3, 'sku-' || (g % 5000 + 1), g % 7 + 1 FROM generate_series(1, 150000) g;
+INSERT INTO shop.events (what) SELECT 'seeded' FROM generate_series(1, 100);
+ANALYZE;
+CREATE PUBLICATION shop_pub FOR TABLES IN SCHEMA shop;
+SQL
+psql -q "$dest" <<'SQL'
+CREATE TABLE shop_customers (id int PRIMARY KEY, name text NOT NULL, city text);
+CREATE TABLE shop_products (sku text PRIMARY KEY, title text, price numeric(10,2));
+CREATE TABLE shop_order_lines (order_id int, line int, sku text, qty int, PRIMARY KEY (order_id, line));
+CREATE TABLE shop_reviews (id int PRIMARY KEY, sku text, stars int);
+SQL
+"$faucet" validate mirror_schema_to_postgres.yaml
+"$faucet" mirror mirror_schema_to_postgres.yaml 2> shop.log & pids+=($!)
+wait_tables() {  # count phase: until `count` tables are in `phase`
+  for _ in $(seq 1 300); do
+    [ "$("$faucet" mirror status --json mirror_schema_to_postgres.yaml 2>/dev/null | grep -c "\"phase\": \"$2\"")" -ge "$1" ] && return 0
+    sleep 0.2
+  done
+  echo "timed out waiting for $1 tables to be $2"; exit 1
+}
+wait_tables 3 active
+grep -h "snapshotted" shop.log | sed 's/^/   /'
+
+say "changes on every table, and a table created while the mirror runs (shop.reviews)"
+psql -q "$src" <<'SQL'
+UPDATE shop.customers SET city = 'moved' WHERE id % 9 = 0;
+DELETE FROM shop.products WHERE price < 2;
+UPDATE shop.order_lines SET order_id = order_id + 60000 WHERE order_id % 1000 = 0;  -- moves rows across partitions
+CREATE TABLE shop.reviews (id int PRIMARY KEY, sku text, stars int);
+INSERT INTO shop.reviews SELECT g, 'sku-' || g, g % 5 + 1 FROM generate_series(1, 500) g;
+SQL
+wait_tables 4 active
+
+tsum() {  # url table key: count and an md5 of its rows, computed by Postgres
+  psql -Atc "SELECT count(*) || ' rows, ' || md5(coalesce(string_agg(t::text, ',' ORDER BY t::text COLLATE \"C\"), '')) FROM $2 t" "$1"
+}
+for _ in $(seq 1 120); do
+  same=1
+  for t in customers products order_lines reviews; do
+    [ "$(tsum "$src" "shop.$t")" = "$(tsum "$dest" "shop_$t")" ] || same=0
+  done
+  [ $same = 1 ] && break
+  sleep 0.5
+done
+for t in customers products order_lines reviews; do
+  printf '   %-18s source %-40s mirror %s\n' "$t" "$(tsum "$src" "shop.$t")" "$(tsum "$dest" "shop_$t")"
+done
+
+say "faucet mirror status mirror_schema_to_postgres.yaml"
+"$faucet" mirror status mirror_schema_to_postgres.yaml | sed 's/^/   /'
+[ $same = 1 ] || { echo "MISMATCH: see $dir/shop.log"; exit 1; }
+say "every table equals its source, through one slot:"
+psql -Atc "SELECT slot_name || ' at ' || confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'shop_to_postgres'" "$src" | sed 's/^/   /'

@@ -16,8 +16,15 @@ namespace {
 Result<std::string> CheckMirror(assembly::BuiltPipeline& built) {
   if (!built.doc.mirror) return std::string();
   ASSIGN_OR_RETURN(mirror::MirrorConfig cfg, mirror::ParseMirrorConfig(built, built.warnings));
-  return std::string("snapshot_then_cdc from ") + cfg.snapshot_source.type +
-         (cfg.continuous ? ", continuous" : ", one-shot");
+  std::string summary = std::string("snapshot_then_cdc from ") + cfg.snapshot_source.type +
+                        (cfg.continuous ? ", continuous" : ", one-shot");
+  if (cfg.tables) {
+    std::string globs;
+    for (const std::string& g : cfg.tables->include) globs += (globs.empty() ? "" : " ") + g;
+    summary += ", tables " + globs + " (a pipeline per table over one stream, " +
+               std::to_string(cfg.tables->concurrency) + " snapshots at once)";
+  }
+  return summary;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ namespace {
 Json TimeOrNull(int64_t ms) { return ms > 0 ? Json(Rfc3339(ms)) : Json(); }
 
 Json Percent(const TableState& t) {
+  if (t.snapshot.started_ms == 0) return nullptr;  // never snapshotted (e.g. refused)
   if (t.snapshot.finished_ms > 0 && t.phase != TablePhase::kSnapshotting) return 100.0;
   if (t.snapshot.shards_total > 1) {
     return 100.0 * static_cast<double>(t.snapshot.shards_done) /
