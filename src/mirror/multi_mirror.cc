@@ -107,6 +107,14 @@ Status MultiMirror::Discover(bool first) {
   for (const DiscoveredTable& t : selected) {
     TablePlan plan = PlanTable(tables_, built_.doc, config_.snapshot_source, t, upserts);
     if (plan.refused.empty()) {
+      // The table's sink as its pipeline will build it: a config it refuses refuses the table.
+      std::vector<std::string> sink_warnings;
+      if (Result<std::unique_ptr<Sink>> sink = assembly::MakeSink(plan.sink, sink_warnings);
+          !sink.ok()) {
+        plan.refused = "table '" + t.name + "': " + sink.status().message();
+      }
+    }
+    if (plan.refused.empty()) {
       if (auto it = not_streamed.find(t.name); it != not_streamed.end()) {
         plan.refused = "table '" + t.name + "' is " + it->second;
       }
@@ -149,6 +157,12 @@ Status MultiMirror::Discover(bool first) {
           EnterPhase(t, TablePhase::kRefused, now);
           t.last_error = plan.refused;
         } else if (!known || t.phase != TablePhase::kPending) {
+          if (d.key.empty()) {
+            spdlog::warn("mirror {}: table '{}' has no primary key: its inserts are appended "
+                         "(without_primary_key: append); its updates and deletes reach the "
+                         "stream only with REPLICA IDENTITY FULL, as appended change rows",
+                         built_.doc.name, plan.table);
+          }
           if (known) spdlog::info("mirror {}: table '{}' is back; it is snapshotted again",
                                   built_.doc.name, plan.table);
           EnterPhase(t, TablePhase::kPending, now);

@@ -363,7 +363,9 @@ TablePlan PlanTable(const TablesConfig& config, const config::Document& doc,
   sink = MergeInto(sink, RenderPlaceholders(over.sink, table.name));
   sink["write_mode"] = plan.write_mode;
   if (plan.key.empty()) {
+    // A keyless table appends: a key, and a delete marker (which deletes by key), do not apply.
     sink.remove("key");
+    sink.remove("delete_marker");
   } else {
     YAML::Node key(YAML::NodeType::Sequence);
     for (const std::string& column : plan.key) key.push_back(column);

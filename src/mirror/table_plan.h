@@ -83,7 +83,7 @@ struct TablePlan {
   std::string id;     // NodeId(table)
   // pipeline.sink with its config = template, merged with the rendered destination (or the
   // default {field: "{table_name}"}), then the rendered per_table.sink; `write_mode` and
-  // `key` then forced to the values below (`key` removed under append).
+  // `key` then forced to the values below (`key` and `delete_marker` removed without a key).
   config::ConnectorSpec sink;
   // The snapshot source with its config = template, merged with the discovered read_patch,
   // then the rendered per_table.snapshot.

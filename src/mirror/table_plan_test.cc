@@ -611,6 +611,18 @@ TEST(PlanTable, KeylessTableIsAppendedUnderAppend) {
   EXPECT_EQ(Plan(*loaded, Table("shop.orders", {"id"})).write_mode, "upsert");
 }
 
+TEST(PlanTable, KeylessTableDropsTheDeleteMarker) {
+  Result<Loaded> loaded = Load("  tables: {without_primary_key: append}\n",
+                               "{type: postgres, config: {delete_marker: {field: __op}}}");
+  ASSERT_OK(loaded);
+  EXPECT_EQ(Text(Plan(*loaded, Table("shop.log", {})).sink.config.node()),
+            "{table_name: log, write_mode: append}");
+  // A keyed table keeps it: it deletes by its key.
+  EXPECT_NE(Text(Plan(*loaded, Table("shop.orders", {"id"})).sink.config.node()).find(
+                "delete_marker"),
+            std::string::npos);
+}
+
 TEST(PlanTable, KeylessTableIsNotRefusedForAnAppendSink) {
   Result<Loaded> loaded = Load("  tables: {}\n");
   ASSERT_OK(loaded);

@@ -486,8 +486,9 @@ namespace {
 // relreplident]. A partitioned table counts as published when its root (with
 // publish_via_partition_root) or any partition is listed; its leaves are what is decoded, with
 // their own identity. pg_partition_tree lists nothing for an ordinary table, hence the table
-// itself in both sets. Without an identity: NOTHING, DEFAULT without a primary key, or USING
-// INDEX whose index was dropped (relreplident stays 'i').
+// itself in both sets. Without an identity: NOTHING, or USING INDEX whose index was dropped
+// (relreplident stays 'i'). A table without a primary key (DEFAULT) is its caller's to judge:
+// its inserts stream, and a mirror may want just those (without_primary_key: append).
 std::string TablesNotStreamedSql(const std::string& names, const std::string& pub) {
   return R"sql(
 WITH published AS (
@@ -505,8 +506,6 @@ SELECT n.nspname, c.relname,
    WHERE l.oid IN (SELECT c.oid WHERE c.relkind = 'r'
                    UNION SELECT relid FROM pg_partition_tree(c.oid) WHERE isleaf)
      AND (l.relreplident = 'n'
-     OR (l.relreplident = 'd' AND NOT EXISTS (
-           SELECT 1 FROM pg_index i WHERE i.indrelid = l.oid AND i.indisprimary))
      OR (l.relreplident = 'i' AND NOT EXISTS (
            SELECT 1 FROM pg_index i WHERE i.indrelid = l.oid AND i.indisreplident))))
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -534,15 +533,10 @@ std::string NoReplicaIdentity(const std::string& schema, const std::string& tabl
   if (leaf_schema != schema || leaf != table) {
     why = "partition " + leaf_schema + "." + leaf + " has ";
   }
-  std::string fix = "ALTER TABLE " + QuotedTable(leaf_schema, leaf);
-  if (ident == "d") {
-    why += "no primary key (replica identity DEFAULT)";
-    fix += " ADD PRIMARY KEY (...) or REPLICA IDENTITY FULL";
-  } else {
-    why += ident == "i" ? "replica identity USING INDEX with the index dropped"
-                        : "replica identity NOTHING";
-    fix += " REPLICA IDENTITY DEFAULT (with a primary key) or FULL";
-  }
+  why += ident == "i" ? "replica identity USING INDEX with the index dropped"
+                      : "replica identity NOTHING";
+  const std::string fix = "ALTER TABLE " + QuotedTable(leaf_schema, leaf) +
+                          " REPLICA IDENTITY DEFAULT (with a primary key) or FULL";
   return why +
          ": its updates and deletes are not streamed (the server rejects them while the "
          "publication publishes them) — " +
