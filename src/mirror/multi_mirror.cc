@@ -225,18 +225,33 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
     const std::string key = TableKey(built_.doc.name, plan.id);
     ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(key));
     RETURN_IF_ERROR(state_.Put(key, SeedValue(stored, position)));
-    std::vector<std::string> warnings;
-    ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink, assembly::MakeSink(plan.sink, warnings));
+    // A re-snapshot replaces the destination when its sink can write a whole new copy;
+    // elsewhere it writes over what is there, and rows deleted meanwhile may remain.
+    TablePlan read_plan = plan;
+    bool again;
+    {
+      MutexLock lock(mu_);
+      again = marker_.tables[table].snapshot.attempts > 0;
+    }
+    if (again) {
+      std::vector<std::string> warnings;
+      config::ConnectorSpec overwrite = OverwriteSink(plan, built_.doc);
+      Result<std::unique_ptr<Sink>> sink = assembly::MakeSink(overwrite, warnings);
+      if (sink.ok() && (*sink)->Capabilities().overwrites) read_plan.sink = overwrite;
+    }
     {
       MutexLock lock(mu_);
       TableState& t = marker_.tables[table];
       StartSnapshot(t, position, now);
-      if (t.snapshot.attempts > 1 && !sink->Capabilities().overwrites) {
+      if (t.snapshot.attempts > 1 && read_plan.sink.config.node()["write_mode"].Scalar() !=
+                                         "overwrite") {
         t.resync_required =
             "re-snapshotted into a " + plan.sink.type +
             " destination that is not replaced: rows deleted at the source since its earlier "
             "snapshot may remain — empty the destination and re-snapshot the table to resync";
         spdlog::warn("mirror {}: table '{}': {}", built_.doc.name, table, t.resync_required);
+      } else {
+        t.resync_required.clear();
       }
     }
     spdlog::info("mirror {}: snapshotting table '{}' (joins the stream at {})", built_.doc.name,
@@ -244,19 +259,21 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
     auto job = std::make_unique<SnapshotJob>();
     job->table = table;
     SnapshotJob* raw = job.get();
-    job->thread = std::thread([this, raw, plan, position] { SnapshotTable(*raw, plan, position); });
+    const ConsistentSnapshot* exported = bootstrap_position_ ? exported_.get() : nullptr;
+    job->thread = std::thread(
+        [this, raw, read_plan, exported] { SnapshotTable(*raw, read_plan, exported); });
     snapshots_.push_back(std::move(job));
   }
   return Persist();
 }
 
-void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan, Bookmark position) {
-  (void)position;
+void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
+                                const ConsistentSnapshot* exported) {
   const config::Document doc = TableDocument(built_.doc, plan);
   SnapshotRead read;
   read.doc = &doc;
   read.source = &plan.snapshot;
-  read.exported = bootstrap_position_ ? exported_.get() : nullptr;
+  read.exported = exported;
   read.label = built_.doc.name + "/" + plan.table;
   read.stop = &stop_;
   read.on_rows = [&](uint64_t rows) {

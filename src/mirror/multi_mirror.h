@@ -84,7 +84,8 @@ class MultiMirror {
   // each table's state is seeded with it first.
   Status StartSnapshots(const Bookmark& position, std::vector<std::string> due);
   std::vector<std::string> DueTables(int64_t now_ms) EXCLUDES(mu_);
-  void SnapshotTable(SnapshotJob& job, TablePlan plan, Bookmark position);
+  // The body of a snapshot job: reads the table with `plan` (inside `exported` when set).
+  void SnapshotTable(SnapshotJob& job, TablePlan plan, const ConsistentSnapshot* exported);
   // Records finished snapshots; true when one finished (the cycle must restart).
   Result<bool> ReapSnapshots();
   // Starts a cycle over the active tables (none when there is no active table).

@@ -382,6 +382,15 @@ TablePlan PlanTable(const TablesConfig& config, const config::Document& doc,
   return plan;
 }
 
+config::ConnectorSpec OverwriteSink(const TablePlan& plan, const config::Document& doc) {
+  YAML::Node config = Copy(plan.sink.config.node());
+  if (!config.IsMap()) config = YAML::Node(YAML::NodeType::Map);
+  config["write_mode"] = "overwrite";
+  config.remove("key");
+  config.remove("delete_marker");
+  return WithConfig(plan.sink, config, std::make_shared<const std::string>(doc.file));
+}
+
 std::string DestinationOf(const TablePlan& plan) {
   YAML::Node config = Copy(plan.sink.config.node());
   if (config.IsMap()) {

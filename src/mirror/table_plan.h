@@ -99,6 +99,11 @@ TablePlan PlanTable(const TablesConfig& config, const config::Document& doc,
                     const config::ConnectorSpec& snapshot_template, const DiscoveredTable& table,
                     bool sink_upserts);
 
+// The plan's sink writing a whole new copy of its destination, swapped in when the run
+// completes (write_mode overwrite; no key, no delete marker): a re-snapshot that replaces.
+// `doc` is the config the plan was made from.
+config::ConnectorSpec OverwriteSink(const TablePlan& plan, const config::Document& doc);
+
 // The destination a plan writes: its rendered sink config without `key` and `write_mode`,
 // as canonical text (equal text = same destination).
 std::string DestinationOf(const TablePlan& plan);
