@@ -4,6 +4,7 @@
 #include "mirror/stream_cycle.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 #include "core/mutex.h"
 #include "state/memory_state_store.h"
@@ -91,6 +92,10 @@ class FakeStream : public Source {
 
 class StreamCycleTest : public ::testing::Test {
  protected:
+  // spdlog's registry is made on first use: here, not by two pipeline threads at once (the
+  // faucet binary sets its logger up before any thread starts).
+  void SetUp() override { spdlog::default_logger(); }
+
   // Table s.`name` streaming into its own FakeSink, from `start` persisted in the state.
   void AddTable(const std::string& name, std::optional<uint64_t> start) {
     CycleTable t;
