@@ -52,6 +52,42 @@ TEST_F(PostgresSlotTest, CapturePositionCreatesAPermanentSlotAndReturnsItsConfir
   EXPECT_EQ(Capture(), p);
 }
 
+// A slot another session is still creating when its creator dies (e.g. a mirror SIGKILLed
+// while it bootstraps): the server drops it once that session ends. CapturePosition must not
+// take the half-made slot's restart_lsn as a position, but wait and create the slot anew.
+TEST_F(PostgresSlotTest, CapturePositionWaitsOutASlotWhoseCreatorDies) {
+  // A write transaction in flight makes slot creation wait for it.
+  TestDb writer;
+  writer.Exec("BEGIN");
+  writer.Exec("INSERT INTO " + table_ + " VALUES (1)");
+  std::thread creator([this] {
+    Result<ExportedSnapshot> made = CreateSlotWithSnapshot(config_);
+    EXPECT_FALSE(made.ok()) << "its session is terminated while it waits";
+  });
+  ASSERT_TRUE(faucet::testing::WaitFor(
+      [&] {
+        return db_.Scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" +
+                          slot_ + "' AND confirmed_flush_lsn IS NULL AND active_pid IS NOT NULL") ==
+               "1";
+      },
+      10s, "the slot to be half made"));
+  Result<Bookmark> captured = Internal("not captured");
+  std::thread capture([&] {
+    PostgresCdcSource source(config_);
+    captured = source.CapturePosition();
+  });
+  std::this_thread::sleep_for(500ms);  // the capture is waiting on the half-made slot
+  db_.Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" +
+           slot_ + "'");
+  creator.join();
+  writer.Exec("COMMIT");
+  capture.join();
+  ASSERT_OK(captured);
+  std::optional<Lsn> confirmed = db_.ConfirmedFlush(slot_);
+  ASSERT_TRUE(confirmed.has_value()) << "the capture created the slot again";
+  EXPECT_EQ(captured->value, (Json{{"last_lsn", confirmed->ToString()}}));
+}
+
 TEST_F(PostgresSlotTest, CapturePositionRefusesATemporarySlot) {
   config_.temporary_slot = true;
   PostgresCdcSource source(config_);

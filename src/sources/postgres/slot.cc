@@ -92,8 +92,37 @@ Result<ExportedSnapshot> CreateSlotWithSnapshot(const PostgresCdcConfig& config)
   return ExportedSnapshot{lsn, *name, std::move(conn)};
 }
 
+namespace {
+
+// A logical slot that another session is still creating: listed, held by that session, with
+// no confirmed position yet. It may yet vanish (its creator died: the server drops it when
+// the session ends) or finish; its restart_lsn is no position to resume from.
+bool BeingCreated(const SlotInfo& info) {
+  return info.slot_type == "logical" && !info.confirmed_flush_lsn && info.active_pid;
+}
+
+// The slot once no other session is creating it (nullopt when it vanished), waiting
+// slot_acquire_retries times SlotBusyBackoff; kUnavailable (worth retrying later) after that.
+Result<std::optional<SlotInfo>> LookupSettledSlot(PGconn* conn, const PostgresCdcConfig& config) {
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(std::optional<SlotInfo> info, LookupSlot(conn, config.slot_name));
+    if (!info || !BeingCreated(*info)) return info;
+    if (attempt >= config.slot_acquire_retries) {
+      return Unavailable("replication slot '" + config.slot_name +
+                         "' is still being created by session " +
+                         std::to_string(*info->active_pid) + " (waited " +
+                         std::to_string(config.slot_acquire_retries) + " retries)");
+    }
+    spdlog::info("replication slot '{}' is being created by session {}; waiting {} ms",
+                 config.slot_name, *info->active_pid, SlotBusyBackoff(attempt).count());
+    std::this_thread::sleep_for(SlotBusyBackoff(attempt));
+  }
+}
+
+}  // namespace
+
 Result<SlotInfo> EnsureSlot(PGconn* conn, const PostgresCdcConfig& config, bool create) {
-  ASSIGN_OR_RETURN(std::optional<SlotInfo> info, LookupSlot(conn, config.slot_name));
+  ASSIGN_OR_RETURN(std::optional<SlotInfo> info, LookupSettledSlot(conn, config));
   if (!info) {
     if (!create) {
       return NotFound("replication slot '" + config.slot_name +

@@ -54,6 +54,9 @@ struct ExportedSnapshot {
 Result<ExportedSnapshot> CreateSlotWithSnapshot(const PostgresCdcConfig& config);
 
 // The existing slot, or — when `create` — a new one; kNotFound when missing and not created.
+// A slot another session is still creating (listed, held, no confirmed position yet) is
+// waited for (slot_acquire_retries, SlotBusyBackoff): its creator may die, and the server then
+// drops it; kUnavailable if it is still being created after that.
 Result<SlotInfo> EnsureSlot(PGconn* conn, const PostgresCdcConfig& config, bool create);
 
 // kFailedPrecondition unless the slot is a logical pgoutput slot of this database that the
