@@ -233,6 +233,27 @@ class Sqlite {
   sqlite3* db_ = nullptr;
 };
 
+// SQLite's own aggregate text of `table`, hashed by Postgres.
+Aggregate SqliteAggregate(const std::string& path, const std::string& table, PgConn& pg) {
+  Sqlite db(path);
+  auto rows = db.Query(std::string("SELECT count(*), coalesce(group_concat(r, char(10)), '') FROM "
+                                   "(SELECT ") +
+                       kSqliteRow + " AS r FROM " + table + " ORDER BY id)");
+  Aggregate a;
+  a.rows = std::stoll(rows.at(0).at(0).value_or("0"));
+  a.md5 = pg.Md5(rows.at(0).at(1).value_or(""));
+  return a;
+}
+
+RowMap SqliteRowMap(const std::string& path, const std::string& table) {
+  Sqlite db(path);
+  RowMap out;
+  for (auto& row : db.Query(std::string("SELECT id, ") + kSqliteRow + " FROM " + table)) {
+    out[std::stoll(row.at(0).value_or("0"))] = row.at(1).value_or("<NULL rendering>");
+  }
+  return out;
+}
+
 class SqliteDestination : public Destination {
  public:
   explicit SqliteDestination(const DestinationContext& ctx)
@@ -251,18 +272,7 @@ class SqliteDestination : public Destination {
     return UpsertPipelineYaml("sqlite", "database_url: sqlite://" + path_);
   }
 
-  // SQLite's own aggregate text, hashed by Postgres.
-  Aggregate Aggregate_(PgConn& pg) {
-    Sqlite db(path_);
-    auto rows =
-        db.Query(std::string("SELECT count(*), coalesce(group_concat(r, char(10)), '') FROM "
-                             "(SELECT ") +
-                 kSqliteRow + " AS r FROM " + kDestTable + " ORDER BY id)");
-    Aggregate a;
-    a.rows = std::stoll(rows.at(0).at(0).value_or("0"));
-    a.md5 = pg.Md5(rows.at(0).at(1).value_or(""));
-    return a;
-  }
+  Aggregate Aggregate_(PgConn& pg) { return SqliteAggregate(path_, kDestTable, pg); }
 
   bool CaughtUp(PgConn& source, std::string& why) override {
     Aggregate s = PgAggregate(source, "public." + ctx_.source_table);
@@ -279,12 +289,7 @@ class SqliteDestination : public Destination {
     v.details.push_back("source " + s.ToString() + " (Postgres); destination " + d.ToString() +
                         " (aggregate text by SQLite, md5 by Postgres)");
     if (!v.checksums_equal) {
-      Sqlite db(path_);
-      RowMap dst;
-      for (auto& row : db.Query(std::string("SELECT id, ") + kSqliteRow + " FROM " + kDestTable)) {
-        dst[std::stoll(row.at(0).value_or("0"))] = row.at(1).value_or("<NULL rendering>");
-      }
-      DiffRows(PgRowMap(source, "public." + ctx_.source_table), dst, v);
+      DiffRows(PgRowMap(source, "public." + ctx_.source_table), SqliteRowMap(path_, kDestTable), v);
     }
     return v;
   }
@@ -578,6 +583,151 @@ class JsonlDestination : public Destination {
   std::unordered_set<Key, KeyHash> missing_;  // committed changes not seen yet
 };
 
+// ---- mirror-tables --------------------------------------------------------------------------
+
+// The multi-table mirror: one destination table per source table, of the same name (the
+// sink's default destination, {table_name}), in a Postgres database or a SQLite file.
+class TablesDestination : public Destination {
+ public:
+  explicit TablesDestination(const DestinationContext& ctx)
+      : ctx_(ctx),
+        db_("torture_dst_" + ctx.suffix),
+        url_(WithDatabase(ctx.pg_url, db_)),
+        path_(ctx.workdir + "/dest.sqlite") {
+    if (ctx_.sink != "postgres" && ctx_.sink != "sqlite") {
+      throw TortureError("--sink must be postgres or sqlite, not '" + ctx_.sink + "'");
+    }
+    for (const std::string& t : ctx_.source_tables)
+      dest_tables_.push_back(t.substr(t.find('.') + 1));
+  }
+
+  std::string name() const override { return "mirror-tables/" + ctx_.sink; }
+
+  void Create() override {
+    if (pg()) {
+      PgConn admin(ctx_.pg_url);
+      admin.Exec("DROP DATABASE IF EXISTS " + db_ + " WITH (FORCE)");
+      admin.Exec("CREATE DATABASE " + db_);
+      PgConn c(url_);
+      for (const std::string& t : dest_tables_) {
+        c.Exec("CREATE TABLE " + t + " (id int8 PRIMARY KEY, version int8, small text, big text)");
+      }
+    } else {
+      for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + ext);
+      Sqlite db(path_);
+      for (const std::string& t : dest_tables_) {
+        db.Exec("CREATE TABLE " + t +
+                " (id INTEGER PRIMARY KEY, version INTEGER, small TEXT, big TEXT)");
+      }
+    }
+  }
+
+  // A sink template without table_name: each table writes its own name; the write mode
+  // (upsert) and the key come from the discovered primary key.
+  std::string PipelineYaml() const override {
+    return std::string(
+               "  transforms:\n"
+               "    - type: cdc_unwrap\n"
+               "      config: {}\n"
+               "  sink:\n"
+               "    type: ") +
+           ctx_.sink +
+           "\n"
+           "    config:\n"
+           "      " +
+           (pg() ? "connection_url: " + url_ : "database_url: sqlite://" + path_) +
+           "\n"
+           "      column_mapping: auto_map\n"
+           "      delete_marker: {field: __op, values: [d]}\n";
+  }
+
+  bool CaughtUp(PgConn& source, std::string& why) override {
+    int behind = 0;
+    why.clear();
+    for (size_t i = 0; i < dest_tables_.size(); ++i) {
+      Aggregate s = PgAggregate(source, ctx_.source_tables[i]);
+      Aggregate d = DestAggregate(source, dest_tables_[i]);
+      if (s == d) continue;
+      if (behind++ == 0) {
+        why = ctx_.source_tables[i] + ": source " + s.ToString() + ", destination " + d.ToString();
+      }
+    }
+    if (behind) why += " (" + std::to_string(behind) + " tables differ)";
+    return behind == 0;
+  }
+
+  Verdict Verify(PgConn& source, int64_t, int64_t) override {
+    Verdict v;
+    v.checksums_equal = true;
+    std::vector<std::string> diffs;
+    for (size_t i = 0; i < dest_tables_.size(); ++i) {
+      const std::string& src = ctx_.source_tables[i];
+      const std::string& dst = dest_tables_[i];
+      Aggregate s = PgAggregate(source, src);
+      Aggregate d = DestAggregate(source, dst);
+      int64_t duplicates = Duplicates(dst);
+      v.duplicates += duplicates;
+      v.details.push_back(src + ": source " + s.ToString() + "; destination " + d.ToString() +
+                          "; duplicate ids " + std::to_string(duplicates) +
+                          (s == d ? "" : "  <-- DIFFERS"));
+      if (s == d) continue;
+      v.checksums_equal = false;
+      Verdict diff;
+      DiffRows(PgRowMap(source, src), pg() ? PgRowMap(Dst(), dst) : SqliteRowMap(path_, dst), diff);
+      v.lost += diff.lost;
+      v.extra += diff.extra;
+      for (const std::string& d2 : diff.details) diffs.push_back(src + ": " + d2);
+    }
+    v.details.push_back(std::string("aggregates computed by Postgres") +
+                        (pg() ? "" : " (destination aggregate text by SQLite, md5 by Postgres)"));
+    v.details.insert(v.details.end(), diffs.begin(), diffs.end());
+    return v;
+  }
+
+  void Drop() override {
+    dst_.reset();
+    if (pg()) {
+      PgConn admin(ctx_.pg_url);
+      admin.Exec("DROP DATABASE IF EXISTS " + db_ + " WITH (FORCE)");
+    } else {
+      for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + ext);
+    }
+  }
+
+  std::string Where() const override {
+    std::string list;
+    for (const std::string& t : dest_tables_) list += (list.empty() ? "" : ", ") + t;
+    return (pg() ? "database " + db_ : path_) + ", tables " + list;
+  }
+
+ private:
+  bool pg() const { return ctx_.sink == "postgres"; }
+
+  PgConn& Dst() {
+    if (!dst_) dst_ = std::make_unique<PgConn>(url_);
+    return *dst_;
+  }
+
+  Aggregate DestAggregate(PgConn& source, const std::string& table) {
+    return pg() ? PgAggregate(Dst(), table) : SqliteAggregate(path_, table, source);
+  }
+
+  // Rows beyond the first of each id, counted by the destination database.
+  int64_t Duplicates(const std::string& table) {
+    const std::string sql = "SELECT count(*) - count(DISTINCT id) FROM " + table;
+    if (pg()) return std::stoll(Dst().Scalar(sql).value_or("0"));
+    Sqlite db(path_);
+    return std::stoll(db.Query(sql).at(0).at(0).value_or("0"));
+  }
+
+  DestinationContext ctx_;
+  std::string db_;
+  std::string url_;
+  std::string path_;
+  std::vector<std::string> dest_tables_;
+  std::unique_ptr<PgConn> dst_;
+};
+
 }  // namespace
 
 std::string PgRowRendering() {
@@ -596,7 +746,9 @@ std::unique_ptr<Destination> MakeDestination(const DestinationContext& ctx) {
   if (ctx.dest == "postgres") return std::make_unique<PostgresDestination>(ctx);
   if (ctx.dest == "sqlite") return std::make_unique<SqliteDestination>(ctx);
   if (ctx.dest == "jsonl") return std::make_unique<JsonlDestination>(ctx);
-  throw TortureError("unknown --dest '" + ctx.dest + "' (postgres, sqlite or jsonl)");
+  if (ctx.dest == "mirror-tables") return std::make_unique<TablesDestination>(ctx);
+  throw TortureError("unknown --dest '" + ctx.dest +
+                     "' (postgres, sqlite, jsonl or mirror-tables)");
 }
 
 }  // namespace faucet::torture

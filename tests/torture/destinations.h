@@ -1,4 +1,4 @@
-// The three destinations of the torture test and how each is compared with the source.
+// The destinations of the torture test and how each is compared with the source.
 //
 // What is compared (upsert destinations): every row is rendered as the text
 //   id|version|<len>:small|<len>:big        (a NULL column renders as N; len in characters)
@@ -13,6 +13,11 @@
 // (bounded by one page or transaction per kill), and replaying the file (snapshot rows, then
 // the change envelopes in order) must rebuild the source table, compared as above with the
 // rendering done by the driver and the md5 by Postgres.
+//
+// mirror-tables (the multi-table mirror, `mirror.tables`, into a Postgres database or a SQLite
+// file, upsert by the discovered key): every source table against its destination table of
+// the same name, compared as above table by table; duplicates are count(*) - count(DISTINCT
+// id) per destination table, computed by the destination database, and must be 0.
 #pragma once
 
 #include <cstdint>
@@ -68,10 +73,12 @@ class Destination {
 };
 
 struct DestinationContext {
-  std::string dest;    // postgres | sqlite | jsonl
-  std::string pg_url;  // the server (source database)
-  std::string source_table;
-  std::string suffix;  // unique per run
+  std::string dest;                        // postgres | sqlite | jsonl | mirror-tables
+  std::string sink;                        // mirror-tables: postgres | sqlite
+  std::string pg_url;                      // the server (source database)
+  std::string source_table;                // the single table's name (in public)
+  std::vector<std::string> source_tables;  // mirror-tables: schema-qualified, in table order
+  std::string suffix;                      // unique per run
   std::string workdir;
   const Workload* workload = nullptr;
 };

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make torture`: the long torture run, against a throwaway PostgreSQL started here and stopped
-# on exit. Runs faucet_torture for each destination in turn and prints their result lines.
+# on exit. Runs faucet_torture for each destination in turn (the three single-table ones, then
+# the multi-table mirror into Postgres and into SQLite) and prints their result lines.
 #
 #   tests/torture/run.sh BUILD_DIR [KILLS]      # KILLS per destination, default 100
 #   TORTURE_ARGS='--rate=3000 --seed=7' tests/torture/run.sh build/release 30
@@ -22,12 +23,22 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/faucet-torture.XXXXXX")
 status=0
 results=()
 start=$(date +%s)
-for dest in postgres sqlite jsonl; do
+# Each entry: a log name and the driver's destination flags. The multi-table mirror
+# (mirror.tables) runs 8 tables into each SQL sink.
+runs=(
+  "postgres --dest=postgres"
+  "sqlite --dest=sqlite"
+  "jsonl --dest=jsonl"
+  "mirror-tables-postgres --dest=mirror-tables --sink=postgres --tables=8"
+  "mirror-tables-sqlite --dest=mirror-tables --sink=sqlite --tables=8"
+)
+for run in "${runs[@]}"; do
+  read -r name flags <<<"$run"
   t0=$(date +%s)
-  # shellcheck disable=SC2086 # TORTURE_ARGS is a list of flags
-  "$driver" --dest="$dest" --kills="$kills" ${TORTURE_ARGS:-} 2>&1 | tee "$logs/$dest.log" ||
+  # shellcheck disable=SC2086 # flags and TORTURE_ARGS are lists of flags
+  "$driver" $flags --kills="$kills" ${TORTURE_ARGS:-} 2>&1 | tee "$logs/$name.log" ||
     status=1
-  results+=("$(grep '^torture: dest=' "$logs/$dest.log" | tail -n1 || echo "torture: dest=$dest FAILED (no result line)") ($(($(date +%s) - t0)) s)")
+  results+=("$(grep '^torture: dest=' "$logs/$name.log" | tail -n1 || echo "torture: $name FAILED (no result line)") ($(($(date +%s) - t0)) s)")
 done
 echo
 echo "torture: $kills kills per destination, $(($(date +%s) - start)) s in all; logs in $logs"

@@ -2,6 +2,14 @@
 //
 //   faucet_torture --dest=postgres|sqlite|jsonl [--kills=N] [--seed=S] [--rate=CHANGES_PER_S]
 //                  [--pg-url=URL] [--workdir=DIR] [--max-kill-delay-ms=MS] [--catchup-timeout=S]
+//   faucet_torture --dest=mirror-tables [--sink=postgres|sqlite] [--tables=N] ...
+//
+// --dest=mirror-tables runs the multi-table mirror (`mirror.tables`): N source tables in one
+// schema (published FOR TABLES IN SCHEMA), one change stream, one destination table each; the
+// workload spreads over the tables (multi-table transactions, 10,000-row transactions in one
+// table or across all of them); the kills include the snapshots' own crash point
+// (mirror.table_snapshot_page: the first kill is there, during the initial load); every table
+// is compared with its destination table and every table's bookmark is sampled.
 //
 // 1. Creates the source table (id int8 PK, version int8, small text, big text) with initial
 //    rows and a publication, and the destination (a table in a second database, a SQLite file
@@ -54,6 +62,8 @@ constexpr const char* kName = "torture";  // the pipeline's name: state keys tor
 
 struct Options {
   std::string dest;
+  std::string sink = "postgres";  // mirror-tables: the sink every table writes through
+  int tables = 6;                 // mirror-tables: source tables
   int kills = 10;
   uint64_t seed = 0;
   double rate = 1000;  // changes/s in small transactions, plus the bulk ones
@@ -65,20 +75,22 @@ struct Options {
   int crash_wait_ms = 6000;  // a crash point not reached by then: SIGKILL instead
   int catchup_timeout_s = 120;
   double final_write_s = 2;  // the writer keeps going this long after the last restart
-  int initial_rows = 5000;
+  int initial_rows = -1;     // per table; default 5,000 (single table) or 2,500 (mirror-tables)
   int batch_size = 500;
   double bulk_every_s = 10;
   bool key_change_keeps_toast = true;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "faucet_torture: %s\nusage: faucet_torture --dest=postgres|sqlite|jsonl "
-               "[--kills=N] [--seed=S] [--rate=N] [--pg-url=URL] [--workdir=DIR] "
-               "[--max-kill-delay-ms=MS] [--crash-wait-ms=MS] [--catchup-timeout=S] "
-               "[--final-write-s=S] [--initial-rows=N] [--batch-size=N] [--bulk-every-s=S] "
-               "[--key-change-keeps-toast=1|0] [--faucet=PATH]\n",
-               why.c_str());
+  std::fprintf(
+      stderr,
+      "faucet_torture: %s\nusage: faucet_torture --dest=postgres|sqlite|jsonl|mirror-tables "
+      "[--sink=postgres|sqlite] [--tables=N] "
+      "[--kills=N] [--seed=S] [--rate=N] [--pg-url=URL] [--workdir=DIR] "
+      "[--max-kill-delay-ms=MS] [--crash-wait-ms=MS] [--catchup-timeout=S] "
+      "[--final-write-s=S] [--initial-rows=N] [--batch-size=N] [--bulk-every-s=S] "
+      "[--key-change-keeps-toast=1|0] [--faucet=PATH]\n",
+      why.c_str());
   std::exit(2);
 }
 
@@ -94,6 +106,10 @@ Options ParseFlags(int argc, char** argv) {
     try {
       if (k == "dest")
         o.dest = v;
+      else if (k == "sink")
+        o.sink = v;
+      else if (k == "tables")
+        o.tables = std::stoi(v);
       else if (k == "kills")
         o.kills = std::stoi(v);
       else if (k == "seed")
@@ -130,10 +146,18 @@ Options ParseFlags(int argc, char** argv) {
       Usage("bad value for --" + k);
     }
   }
-  if (o.dest != "postgres" && o.dest != "sqlite" && o.dest != "jsonl") Usage("--dest is required");
+  if (o.dest != "postgres" && o.dest != "sqlite" && o.dest != "jsonl" && o.dest != "mirror-tables")
+    Usage("--dest is required");
+  if (o.dest == "mirror-tables" && o.sink != "postgres" && o.sink != "sqlite")
+    Usage("--sink must be postgres or sqlite");
+  if (o.tables < 1 || o.tables > 100) Usage("bad --tables");
+  if (o.initial_rows < 0) o.initial_rows = o.dest == "mirror-tables" ? 2500 : 5000;
   if (o.kills < 0 || o.max_kill_delay_ms < o.min_kill_delay_ms) Usage("bad --kills or delays");
   if (o.pg_url.empty()) o.pg_url = testing::RequireEnv("FAUCET_TEST_PG_URL");
-  if (o.workdir.empty()) o.workdir = testing::TempDir("torture-" + o.dest);
+  if (o.workdir.empty()) {
+    o.workdir =
+        testing::TempDir("torture-" + o.dest + (o.dest == "mirror-tables" ? "-" + o.sink : ""));
+  }
   return o;
 }
 
@@ -149,13 +173,37 @@ std::string Fixed(double v, int digits = 1) {
 
 // ---- invariants sampled during the run ------------------------------------------------------
 
-// Polls the slot's confirmed_flush_lsn, then the persisted bookmark file (in that order: the
+std::optional<Lsn> LsnOf(const nlohmann::json& bookmark) {
+  if (!bookmark.is_object() || !bookmark.contains("last_lsn") || !bookmark["last_lsn"].is_string())
+    return std::nullopt;
+  Result<Lsn> lsn = Lsn::Parse(bookmark["last_lsn"].get<std::string>());
+  if (!lsn.ok()) return std::nullopt;
+  return *lsn;
+}
+
+// Polls the slot's confirmed_flush_lsn, then the persisted bookmark files (in that order: a
 // bookmark is persisted before the slot is acknowledged, and bookmarks only grow, so the slot
-// read first can never legitimately exceed the bookmark read after it).
+// read first can never legitimately exceed a bookmark read after it).
+//
+// Single-table mirror: one bookmark file, {name}::cdc. Multi-table mirror: one per table,
+// {name}::{schema.table} (seeded with its snapshot's join point before the snapshot reads),
+// and the marker {name}::__replication__ for the tables' phases; the slot is acknowledged at
+// the minimum every table persisted (a table being snapshotted holds it at its join point), so
+// the slot must never be ahead of a table that holds the log: one pending, being snapshotted
+// or streaming, as the marker last said (paused, dropped and refused tables no longer hold
+// it). Each table's bookmark must never move backwards.
 class Sampler {
  public:
-  Sampler(std::string url, std::string slot, std::string bookmark_path)
-      : url_(std::move(url)), slot_(std::move(slot)), path_(std::move(bookmark_path)) {}
+  struct Bookmarks {
+    std::string label;  // a table's name, or "bookmark"
+    std::string path;
+  };
+  Sampler(std::string url, std::string slot, std::vector<Bookmarks> files,
+          std::string marker_path = "")
+      : url_(std::move(url)),
+        slot_(std::move(slot)),
+        files_(std::move(files)),
+        marker_path_(std::move(marker_path)) {}
   ~Sampler() { Stop(); }
 
   void Start() {
@@ -177,25 +225,44 @@ class Sampler {
     if (thread_.joinable()) thread_.join();
   }
 
-  // The persisted bookmark now (nullopt when none yet).
+  // The lowest persisted bookmark now (nullopt while one of the files does not exist yet).
   std::optional<Lsn> ReadBookmark() {
-    std::ifstream in(path_);
-    if (!in) return std::nullopt;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
-    if (j.is_object() && j.contains("bookmark")) j = j["bookmark"];  // exactly-once wrapper
-    if (j.is_discarded() || !j.is_object() || !j.contains("last_lsn") ||
-        !j["last_lsn"].is_string()) {
-      Violation("unreadable bookmark file " + path_ + ": '" + ss.str() + "'");
-      return std::nullopt;
+    std::optional<Lsn> low;
+    for (const Bookmarks& f : files_) {
+      std::optional<Lsn> b = ReadFile(f.path);
+      if (!b) return std::nullopt;
+      if (!low || *b < *low) low = b;
     }
-    Result<Lsn> lsn = Lsn::Parse(j["last_lsn"].get<std::string>());
-    if (!lsn.ok()) {
-      Violation("bad LSN in bookmark file: " + ss.str());
-      return std::nullopt;
+    return low;
+  }
+
+  // The marker's tables: name -> {phase, join point} (empty for a single-table mirror or
+  // before the first marker).
+  struct TableEntry {
+    std::string phase;
+    std::optional<Lsn> position;
+    int64_t snapshot_attempts = 0;
+    bool resync_required = false;  // faucet says stale rows may remain
+  };
+  std::map<std::string, TableEntry> ReadMarker() {
+    std::map<std::string, TableEntry> out;
+    if (marker_path_.empty()) return out;
+    std::optional<nlohmann::json> j = ReadJson(marker_path_);
+    if (!j) return out;
+    if (!j->is_object() || !j->contains("tables") || !(*j)["tables"].is_object()) {
+      Violation("unreadable marker " + marker_path_ + ": " + j->dump().substr(0, 300));
+      return out;
     }
-    return *lsn;
+    for (const auto& [name, t] : (*j)["tables"].items()) {
+      TableEntry e;
+      e.phase = t.value("phase", std::string("?"));
+      if (t.contains("position")) e.position = LsnOf(t["position"]);
+      if (t.contains("snapshot") && t["snapshot"].is_object())
+        e.snapshot_attempts = t["snapshot"].value("attempts", int64_t{0});
+      e.resync_required = t.contains("resync_required");
+      out[name] = e;
+    }
+    return out;
   }
 
   int64_t samples() const { return samples_.load(); }
@@ -208,10 +275,6 @@ class Sampler {
     MutexLock lock(mu_);
     return violation_count_;
   }
-  std::optional<Lsn> max_bookmark() {
-    MutexLock lock(mu_);
-    return max_bookmark_;
-  }
 
   std::optional<Lsn> SlotPosition(PgConn& conn) {
     std::optional<std::string> s = conn.Scalar(
@@ -223,24 +286,60 @@ class Sampler {
   }
 
  private:
+  static bool HoldsLog(const std::string& phase) {
+    return phase == "pending" || phase == "snapshotting" || phase == "active";
+  }
+
+  std::optional<nlohmann::json> ReadJson(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+    if (j.is_discarded()) {
+      Violation("unreadable state file " + path + ": '" + ss.str().substr(0, 300) + "'");
+      return std::nullopt;
+    }
+    return j;
+  }
+
+  std::optional<Lsn> ReadFile(const std::string& path) {
+    std::optional<nlohmann::json> j = ReadJson(path);
+    if (!j) return std::nullopt;
+    if (j->is_object() && j->contains("bookmark")) j = (*j)["bookmark"];  // exactly-once wrapper
+    std::optional<Lsn> lsn = LsnOf(*j);
+    if (!lsn) Violation("no LSN in bookmark file " + path + ": '" + j->dump() + "'");
+    return lsn;
+  }
+
   void SampleOnce(PgConn& conn) {
     std::optional<Lsn> slot = SlotPosition(conn);
-    std::optional<Lsn> bookmark = ReadBookmark();
+    std::map<std::string, TableEntry> marker = ReadMarker();
+    std::vector<std::optional<Lsn>> bookmarks;
+    for (const Bookmarks& f : files_) bookmarks.push_back(ReadFile(f.path));
     samples_.fetch_add(1);
     MutexLock lock(mu_);
-    if (bookmark) {
-      if (max_bookmark_ && *bookmark < *max_bookmark_) {
-        AddViolation("persisted bookmark moved backwards: " + bookmark->ToString() + " after " +
-                     max_bookmark_->ToString());
+    for (size_t i = 0; i < files_.size(); ++i) {
+      const std::optional<Lsn>& b = bookmarks[i];
+      if (!b) continue;
+      std::optional<Lsn>& max = max_[files_[i].label];
+      if (max && *b < *max) {
+        AddViolation(files_[i].label + ": persisted bookmark moved backwards: " + b->ToString() +
+                     " after " + max->ToString());
       }
-      if (!max_bookmark_ || *bookmark > *max_bookmark_) max_bookmark_ = bookmark;
-    }
-    if (slot && bookmark) {
-      compared_.fetch_add(1);
-      if (*slot > *bookmark) {
-        AddViolation("slot confirmed_flush_lsn " + slot->ToString() +
-                     " is ahead of the persisted bookmark " + bookmark->ToString() +
-                     " (read after it)");
+      if (!max || *b > *max) max = b;
+      std::string phase = "active";
+      if (!marker_path_.empty()) {
+        auto it = marker.find(files_[i].label);
+        phase = it == marker.end() ? "absent" : it->second.phase;
+      }
+      if (slot && HoldsLog(phase)) {
+        compared_.fetch_add(1);
+        if (*slot > *b) {
+          AddViolation("slot confirmed_flush_lsn " + slot->ToString() + " is ahead of " +
+                       files_[i].label + "'s persisted bookmark " + b->ToString() + " (" + phase +
+                       ", read after it)");
+        }
       }
     }
   }
@@ -252,14 +351,16 @@ class Sampler {
     if (violation_count_++ < 20) violations_.push_back(what);
   }
 
-  std::string url_, slot_, path_;
+  std::string url_, slot_;
+  std::vector<Bookmarks> files_;
+  std::string marker_path_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> samples_{0}, compared_{0};
   Mutex mu_;
   std::vector<std::string> violations_ GUARDED_BY(mu_);
   int64_t violation_count_ GUARDED_BY(mu_) = 0;
-  std::optional<Lsn> max_bookmark_ GUARDED_BY(mu_);
+  std::map<std::string, std::optional<Lsn>> max_ GUARDED_BY(mu_);  // by label
 };
 
 // ---- the faucet process ---------------------------------------------------------------------
@@ -270,9 +371,11 @@ bool HasExited(pid_t pid) {
   return info.si_pid == pid;
 }
 
-// The crash points a postgres-cdc mirror into `dest` with a file state store can reach: every
-// registered point except other sinks' and other state stores' own points.
-std::vector<std::string> ReachableCrashPoints(const std::string& faucet, const std::string& dest) {
+// The crash points a postgres-cdc mirror into sink `dest` with a file state store can reach:
+// every registered point except other sinks' and other state stores' own points, and the
+// multi-table mirror's own (mirror.table_*) unless `multi_table`.
+std::vector<std::string> ReachableCrashPoints(const std::string& faucet, const std::string& dest,
+                                              bool multi_table) {
   testing::ProcessResult r = testing::RunProcess({faucet, "debug", "crash-points"});
   if (r.exit_code != 0) throw TortureError("faucet debug crash-points failed: " + r.output);
   std::vector<std::string> out;
@@ -282,6 +385,7 @@ std::vector<std::string> ReachableCrashPoints(const std::string& faucet, const s
     std::istringstream words(line);
     std::string name;
     if (!(words >> name)) continue;
+    if (!multi_table && name.rfind("mirror.table_", 0) == 0) continue;
     // <area>.<connector>.<what> belongs to one connector: keep it only when it is ours.
     size_t dot1 = name.find('.'), dot2 = name.find('.', dot1 + 1);
     if (dot1 != std::string::npos && dot2 != std::string::npos) {
@@ -336,7 +440,7 @@ std::string Tail(const std::string& s, size_t lines) {
   size_t pos = s.size();
   for (size_t n = 0; n <= lines && pos != std::string::npos && pos > 0; ++n)
     pos = s.rfind('\n', pos - 1);
-  return pos == std::string::npos ? s : s.substr(pos + 1);
+  return pos == std::string::npos || pos == 0 ? s : s.substr(pos + 1);
 }
 
 int Main(int argc, char** argv) {
@@ -346,19 +450,32 @@ int Main(int argc, char** argv) {
   const std::string tmp = o.workdir + "/tmp";
   std::filesystem::create_directories(tmp);
   setenv("TMPDIR", tmp.c_str(), 1);
+  // Every run of this torture uses one faucet binary: a copy, so that a rebuild meanwhile (the
+  // file replaced while it is relinked) neither fails a start nor mixes two versions.
+  {
+    const std::string copy = tmp + "/faucet";
+    std::filesystem::copy_file(o.faucet, copy, std::filesystem::copy_options::overwrite_existing);
+    o.faucet = copy;
+  }
   std::mt19937_64 rng(o.seed ^ 0x9e3779b97f4a7c15ULL);
-  const std::string suffix = o.dest + "_" + std::to_string(getpid());
-  const std::string table = "torture_src_" + suffix;
+  const bool multi = o.dest == "mirror-tables";
+  const std::string label = multi ? o.dest + "/" + o.sink : o.dest;  // as printed
+  const std::string suffix = (multi ? "mt_" + o.sink : o.dest) + "_" + std::to_string(getpid());
+  const std::string table = "torture_src_" + suffix;  // single table: public.<table>
+  const std::string schema = "torture_" + suffix;     // mirror-tables: <schema>.t0 ...
   const std::string publication = "torture_pub_" + suffix;
   const std::string slot = "torture_slot_" + suffix;
   const std::string state_dir = o.workdir + "/state";
-  const std::string bookmark_path = state_dir + "/" + kName + "%3A%3Acdc.json";
   const std::string config_path = o.workdir + "/mirror.yaml";
   const std::string log_path = o.workdir + "/faucet.log";
-  std::string tag = "torture[" + o.dest + "]: ";
-  std::printf("%sseed=%llu kills=%d rate=%.0f/s workdir=%s (faucet output: %s)\n", tag.c_str(),
-              static_cast<unsigned long long>(o.seed), o.kills, o.rate, o.workdir.c_str(),
-              log_path.c_str());
+  std::string tag = "torture[" + label + "]: ";
+  std::printf("%sseed=%llu kills=%d rate=%.0f/s%s workdir=%s (faucet output: %s)\n", tag.c_str(),
+              static_cast<unsigned long long>(o.seed), o.kills, o.rate,
+              multi ? (" tables=" + std::to_string(o.tables) +
+                       " rows/table=" + std::to_string(o.initial_rows))
+                          .c_str()
+                    : "",
+              o.workdir.c_str(), log_path.c_str());
   std::fflush(stdout);
 
   PgConn admin(o.pg_url);
@@ -368,8 +485,14 @@ int Main(int argc, char** argv) {
 
   WorkloadOptions wo;
   wo.url = o.pg_url;
-  wo.table = table;
-  wo.sequence = table + "_seq";
+  if (multi) {
+    wo.schema = schema;
+    for (int i = 0; i < o.tables; ++i) wo.tables.push_back("t" + std::to_string(i));
+    wo.sequence = "torture_seq";
+  } else {
+    wo.tables = {table};
+    wo.sequence = table + "_seq";
+  }
   wo.slot = slot;
   wo.seed = o.seed;
   wo.rate = o.rate;
@@ -378,7 +501,8 @@ int Main(int argc, char** argv) {
   Workload workload(wo);
   workload.CreateSource(publication, o.initial_rows);
 
-  DestinationContext dc{o.dest, o.pg_url, table, suffix, o.workdir, &workload};
+  DestinationContext dc{o.dest, o.sink, o.pg_url, table, {}, suffix, o.workdir, &workload};
+  for (int i = 0; multi && i < o.tables; ++i) dc.source_tables.push_back(workload.Qualified(i));
   std::unique_ptr<Destination> dest = MakeDestination(dc);
   dest->Create();
 
@@ -415,24 +539,40 @@ int Main(int argc, char** argv) {
                                 "  mode: snapshot_then_cdc\n"
                                 "  continuous: true\n"
                                 "  snapshot:\n"
-                                "    source:\n"
+                             << (multi ? "    concurrency: 2\n" : "")
+                             << "    source:\n"
                                 "      type: postgres\n"
                                 "      config:\n"
                                 "        connection_url: "
                              << o.pg_url
                              << "\n"
-                                "        query: \"SELECT id, version, small, big FROM public."
-                             << table
+                                "        query: \""
+                             << (multi ? "SELECT 1"
+                                       : "SELECT id, version, small, big FROM public." + table)
                              << "\"\n"
                                 "        batch_size: "
-                             << o.batch_size << "\n";
+                             << o.batch_size << "\n"
+                             << (multi ? "  tables:\n    include: ['" + schema + ".*']\n" : "");
 
-  std::vector<std::string> points = ReachableCrashPoints(o.faucet, o.dest);
+  std::vector<std::string> points = ReachableCrashPoints(o.faucet, multi ? o.sink : o.dest, multi);
   std::string point_list;
   for (const std::string& p : points) point_list += (point_list.empty() ? "" : ", ") + p;
   std::printf("%scrash points: %s\n", tag.c_str(), point_list.c_str());
 
-  Sampler sampler(o.pg_url, slot, bookmark_path);
+  // State keys: {name}::cdc (single table); {name}::{schema.table} per table and the marker
+  // {name}::__replication__ (mirror-tables). ':' is %3A in the file store's file names.
+  const std::string state_prefix = state_dir + "/" + kName + "%3A%3A";
+  std::vector<Sampler::Bookmarks> bookmark_files;
+  if (multi) {
+    for (int i = 0; i < o.tables; ++i) {
+      bookmark_files.push_back(
+          {workload.Qualified(i), state_prefix + workload.Qualified(i) + ".json"});
+    }
+  } else {
+    bookmark_files.push_back({"bookmark", state_prefix + "cdc.json"});
+  }
+  Sampler sampler(o.pg_url, slot, bookmark_files,
+                  multi ? state_prefix + "__replication__.json" : "");
   sampler.Start();
   workload.Start();
 
@@ -447,18 +587,37 @@ int Main(int argc, char** argv) {
                        std::to_string(r.exit_code) + ", signal " + std::to_string(r.signal) +
                        "); last output:\n" + Tail(r.output, 15));
   };
+  // mirror-tables: true once the marker has every table streaming (no snapshot left to crash
+  // in).
+  auto snapshots_done = [&] {
+    std::map<std::string, Sampler::TableEntry> marker = sampler.ReadMarker();
+    if (marker.size() < static_cast<size_t>(o.tables)) return false;
+    for (const auto& [name, t] : marker) {
+      if (t.phase != "active") return false;
+    }
+    return true;
+  };
   Clock::time_point kills_start = Clock::now();
   for (int k = 0; k < o.kills; ++k) {
     // Half the kills at a crash point, the points dealt from a shuffled deck so that every one is
     // used as evenly as the count allows; the other half by SIGKILL at a random moment.
-    bool at_point = rng() % 2 == 0;
+    // mirror-tables: the first kill is in the initial load (mirror.table_snapshot_page), and
+    // that point is passed over once every table streams (it could not be reached).
+    const bool in_initial_load = multi && k == 0;
+    bool at_point = in_initial_load || rng() % 2 == 0;
     if (at_point) {
-      if (deck.empty()) {
-        deck = points;
-        std::shuffle(deck.begin(), deck.end(), rng);
+      std::string point;
+      if (in_initial_load) point = "mirror.table_snapshot_page";
+      for (size_t draws = 0; point.empty() && draws <= 2 * points.size(); ++draws) {
+        if (deck.empty()) {
+          deck = points;
+          std::shuffle(deck.begin(), deck.end(), rng);
+        }
+        std::string card = deck.back();
+        deck.pop_back();
+        if (multi && card.rfind("mirror.table_", 0) == 0 && snapshots_done()) continue;
+        point = card;
       }
-      std::string point = deck.back();
-      deck.pop_back();
       int nth = 1 + static_cast<int>(rng() % 8);
       mirror.Start(point + ":" + std::to_string(nth));
       Clock::time_point t = Clock::now();
@@ -551,6 +710,31 @@ int Main(int argc, char** argv) {
     testing::ProcessResult r = mirror.Wait();
     if (r.exit_code != 0) unexpected(r, "on SIGTERM with a non-zero status");
   }
+  // mirror-tables: every table streams at the end (none paused, refused or left behind).
+  std::string phases;
+  if (multi) {
+    std::map<std::string, Sampler::TableEntry> marker = sampler.ReadMarker();
+    std::map<std::string, int> by_phase;
+    int64_t attempts = 0, resync = 0;
+    for (const auto& [name, t] : marker) {
+      ++by_phase[t.phase];
+      attempts += t.snapshot_attempts;
+      resync += t.resync_required;
+    }
+    for (const auto& [phase, n] : by_phase) phases += " " + phase + "=" + std::to_string(n);
+    // Informational: a table snapshotted again after a kill in its snapshot, and the tables
+    // faucet flags resync_required for (the comparison decides whether rows really remain).
+    phases += "; snapshots " + std::to_string(attempts) + " for " + std::to_string(marker.size()) +
+              " tables; resync_required on " + std::to_string(resync);
+    for (int i = 0; i < o.tables; ++i) {
+      auto it = marker.find(workload.Qualified(i));
+      std::string phase = it == marker.end() ? "absent" : it->second.phase;
+      if (phase != "active") {
+        failures.push_back("table " + workload.Qualified(i) + " is " + phase +
+                           " in the marker at the end, not active");
+      }
+    }
+  }
   sampler.Stop();
   std::optional<Lsn> final_bookmark = sampler.ReadBookmark();
   std::optional<Lsn> final_slot = sampler.SlotPosition(admin);
@@ -566,13 +750,15 @@ int Main(int argc, char** argv) {
   std::printf("%scrash points hit:%s\n", tag.c_str(),
               hit_list.empty() ? " none" : hit_list.c_str());
   std::printf(
-      "%sworkload: %lld changes in %lld transactions (%lld of 10,000 rows, largest %lld), "
-      "%lld rolled back; source WAL at stop %s\n",
+      "%sworkload: %lld changes in %lld transactions (%lld of 10,000 rows, largest %lld, %lld "
+      "across tables), %lld rolled back; source WAL at stop %s\n",
       tag.c_str(), static_cast<long long>(workload.changes()),
       static_cast<long long>(workload.transactions()),
       static_cast<long long>(workload.bulk_transactions()),
       static_cast<long long>(workload.max_txn_changes()),
+      static_cast<long long>(workload.multi_table_transactions()),
       static_cast<long long>(workload.rollbacks()), final_wal.c_str());
+  if (multi) std::printf("%stable phases at the end:%s\n", tag.c_str(), phases.c_str());
   std::printf(
       "%sinvariants: %lld samples, %lld slot/bookmark comparisons, %lld violations; final "
       "bookmark %s, slot confirmed_flush_lsn %s\n",
@@ -599,9 +785,7 @@ int Main(int argc, char** argv) {
     admin.Exec(
         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = " +
         Quote(slot));
-    admin.Exec("DROP PUBLICATION IF EXISTS " + publication);
-    admin.Exec("DROP TABLE IF EXISTS public." + table);
-    admin.Exec("DROP SEQUENCE IF EXISTS public." + table + "_seq");
+    workload.DropSource(publication);
     dest->Drop();
     std::filesystem::remove_all(tmp);  // every run's output is in faucet.log
   } else {
@@ -609,11 +793,12 @@ int Main(int argc, char** argv) {
     admin.Exec(
         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = " +
         Quote(slot) + " AND NOT active");
-    std::printf("%skept for inspection: source table public.%s, destination %s, workdir %s\n",
-                tag.c_str(), table.c_str(), dest->Where().c_str(), o.workdir.c_str());
+    std::printf("%skept for inspection: source %s, destination %s, workdir %s\n", tag.c_str(),
+                multi ? ("schema " + schema).c_str() : ("table public." + table).c_str(),
+                dest->Where().c_str(), o.workdir.c_str());
   }
   std::printf("torture: dest=%s kills=%d changes=%lld lost=%lld duplicates=%lld converged_in=%ss\n",
-              o.dest.c_str(), kills, static_cast<long long>(workload.changes()),
+              label.c_str(), kills, static_cast<long long>(workload.changes()),
               static_cast<long long>(v.lost), static_cast<long long>(v.duplicates),
               converged_in < 0 ? "-1" : Fixed(converged_in).c_str());
   std::fflush(stdout);

@@ -1,11 +1,15 @@
 // The torture workload: one writer thread with its own libpq connection that changes the source
-// table continuously (inserts, updates with and without TOAST-sized values, primary-key
+// tables continuously (inserts, updates with and without TOAST-sized values, primary-key
 // changes, deletes; single-row, small and 10,000-row transactions; some rolled back) and keeps
 // an exact log of what it committed.
 //
-// Every change is identifiable: ids come from a sequence and are never reused (a primary-key
-// change moves the row to a fresh id), and `version` starts at 1 and is incremented by every
-// update, so (op, id, version) names one committed change.
+// Every change is identifiable: ids come from one sequence shared by every table and are never
+// reused (a primary-key change moves the row to a fresh id), and `version` starts at 1 and is
+// incremented by every update, so (op, id, version) names one committed change.
+//
+// With several tables (the multi-table mirror), every operation picks a table: about half the
+// small transactions of 2+ operations touch several tables, and about half the 10,000-row
+// transactions are spread over every table (the other half go to one table).
 #pragma once
 
 #include <atomic>
@@ -28,13 +32,17 @@ struct Event {
   int64_t id = 0;
   int64_t version = 0;
   int64_t old_id = 0;
+  int table = 0;  // index into WorkloadOptions::tables
 };
 
 struct WorkloadOptions {
-  std::string url;    // the source database
-  std::string table;  // public.<table>: id int8 PK, version int8, small text, big text
-  std::string sequence;
-  std::string slot;  // the writer starts once this slot has a confirmed position
+  std::string url;  // the source database
+  std::string schema = "public";
+  // <schema>.<table> each: id int8 PK, version int8, small text, big text. One table: the
+  // single-table mirror; several: `schema` is created and published FOR TABLES IN SCHEMA.
+  std::vector<std::string> tables;
+  std::string sequence;  // in `schema`, shared by every table
+  std::string slot;      // the writer starts once this slot has a confirmed position
   uint64_t seed = 1;
   double rate = 1000;        // changes per second in small transactions
   double bulk_every_s = 10;  // plus a 10,000-row transaction about this often
@@ -49,9 +57,15 @@ class Workload {
   explicit Workload(WorkloadOptions options);
   ~Workload();
 
-  // Creates the source table, its sequence and `publication`, and inserts `rows` rows (a tenth
-  // with TOAST-sized values), before the mirror starts: the snapshot's share.
+  // Creates the source tables (and their schema when there are several), the sequence and
+  // `publication`, and inserts `rows` rows in each (a tenth with TOAST-sized values), before
+  // the mirror starts: the snapshot's share. Small transactions keep each table between about
+  // 0.4 x and 6 x `rows` rows.
   void CreateSource(const std::string& publication, int rows);
+  // Drops what CreateSource made.
+  void DropSource(const std::string& publication);
+  // "<schema>.<table>" of table `index`.
+  const std::string& Qualified(int index) const { return models_.at(index).qualified; }
   // Starts the writer thread. It waits until the slot exists with a confirmed position, so
   // that every change it commits comes after the mirror's captured position P.
   void Start();
@@ -64,6 +78,8 @@ class Workload {
   int64_t bulk_transactions() const { return bulk_.load(); }
   int64_t rollbacks() const { return rollbacks_.load(); }
   int64_t max_txn_changes() const { return max_txn_.load(); }
+  // Committed transactions that changed more than one table.
+  int64_t multi_table_transactions() const { return multi_table_.load(); }
   // Valid after Stop.
   const std::vector<Event>& committed() const { return committed_; }
   // Why the writer thread stopped early; empty while it runs or after a clean stop.
@@ -78,17 +94,29 @@ class Workload {
   void SmallTransaction(int ops);
   void RolledBackTransaction();
   void BulkTransaction();
-  // One random operation inside the open transaction, appended to `txn`.
-  void RandomOp(std::vector<Event>& txn);
-  void Insert(std::vector<Event>& txn);
-  void Update(std::vector<Event>& txn);
-  void ChangeKey(std::vector<Event>& txn);
-  void Delete(std::vector<Event>& txn);
+  // The rows of one table as the writer committed them.
+  struct TableModel {
+    std::string qualified;  // <schema>.<table>
+    // The live rows: id -> (index in ids, version), and the ids in a vector for random picks.
+    std::unordered_map<int64_t, std::pair<size_t, int64_t>> live;
+    std::vector<int64_t> ids;
+  };
+
+  // One random operation on table `t` inside the open transaction, appended to `txn`.
+  void RandomOp(int t, std::vector<Event>& txn);
+  void Insert(int t, std::vector<Event>& txn);
+  void Update(int t, std::vector<Event>& txn);
+  void ChangeKey(int t, std::vector<Event>& txn);
+  void Delete(int t, std::vector<Event>& txn);
+  // `count` rows of one kind (bulk_kind_) in table `t`.
+  void BulkRows(int t, int count, int kind, std::vector<Event>& txn);
   void Commit(std::vector<Event>& txn);
 
-  int64_t PickId();
-  void AddLive(int64_t id, int64_t version);
-  void RemoveLive(int64_t id);
+  int PickTable();
+  int64_t PickId(int t);
+  void AddLive(int t, int64_t id, int64_t version);
+  void RemoveLive(int t, int64_t id);
+  std::string NextVal() const;
   std::string SmallValue();
   std::string BigValue();
   Param SmallParam();
@@ -100,15 +128,15 @@ class Workload {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> started_{false};
-  std::atomic<int64_t> changes_{0}, transactions_{0}, bulk_{0}, rollbacks_{0}, max_txn_{0};
+  std::atomic<int64_t> changes_{0}, transactions_{0}, bulk_{0}, rollbacks_{0}, max_txn_{0},
+      multi_table_{0};
   mutable Mutex error_mu_;
   std::string error_ GUARDED_BY(error_mu_);  // written by the writer thread, read by any
 
-  // The live rows: id -> version, and the ids in a vector for random picks.
-  std::unordered_map<int64_t, std::pair<size_t, int64_t>> live_;
-  std::vector<int64_t> ids_;
+  std::vector<TableModel> models_;  // one per table
   std::vector<Event> committed_;
-  std::string table_;  // qualified
+  std::string sequence_;                       // qualified
+  size_t min_rows_ = 2000, max_rows_ = 30000;  // per table, for the small transactions
   int bulk_kind_ = 0;
   int64_t bulk_changes_ = 0;
 };
