@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/mutex.h"
 #include "sinks/file/csv_sink.h"
 #include "sinks/file/jsonl_sink.h"
 #include "sinks/file/stdout_sink.h"
@@ -53,6 +54,14 @@ Status UnknownType(const config::ConnectorSpec& spec, const char* what,
                                      "' (expected one of: " + TypeList(kinds) + ")");
 }
 
+// Config blocks are read under this lock: copies of a Block share the set of keys read, and
+// yaml-cpp nodes share their memory, so two threads building connectors from one config (a
+// multi-table mirror's snapshots and cycles) must not read at once.
+Mutex& ConfigReadMutex() {
+  static Mutex mu;
+  return mu;
+}
+
 }  // namespace
 
 void WarnUnread(const config::Block& block, std::vector<std::string>& warnings) {
@@ -98,6 +107,7 @@ const std::vector<TransformKind>& TransformKinds() {
 
 Result<std::unique_ptr<Source>> MakeSource(const config::ConnectorSpec& spec,
                                            std::vector<std::string>& warnings) {
+  MutexLock lock(ConfigReadMutex());
   const SourceKind* kind = Find(SourceKinds(), spec.type);
   if (kind == nullptr) return UnknownType(spec, "source", SourceKinds(), kUnavailableSources);
   ASSIGN_OR_RETURN(std::unique_ptr<Source> source, kind->make(spec.config));
@@ -107,6 +117,7 @@ Result<std::unique_ptr<Source>> MakeSource(const config::ConnectorSpec& spec,
 
 Result<std::unique_ptr<Sink>> MakeSink(const config::ConnectorSpec& spec,
                                        std::vector<std::string>& warnings) {
+  MutexLock lock(ConfigReadMutex());
   const SinkKind* kind = Find(SinkKinds(), spec.type);
   if (kind == nullptr) return UnknownType(spec, "sink", SinkKinds(), kUnavailableSinks);
   ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink, kind->make(spec.config));
@@ -116,6 +127,7 @@ Result<std::unique_ptr<Sink>> MakeSink(const config::ConnectorSpec& spec,
 
 Result<std::unique_ptr<Transform>> MakeTransform(const config::ConnectorSpec& spec,
                                                  std::vector<std::string>& warnings) {
+  MutexLock lock(ConfigReadMutex());
   const TransformKind* kind = Find(TransformKinds(), spec.type);
   if (kind == nullptr) {
     return UnknownType(spec, "transform", TransformKinds(), {});

@@ -50,7 +50,8 @@ bool SinkWritesByKey(const std::string& type);
 const std::vector<SinkKind>& SinkKinds();
 const std::vector<TransformKind>& TransformKinds();
 
-// Builds the connector a spec names; no I/O happens until Open. An unknown type, or one the
+// Builds the connector a spec names; no I/O happens until Open. Safe to call from several
+// threads on specs of one config (they read it one at a time). An unknown type, or one the
 // reference system has but this build does not, is kInvalidArgument naming the type and its
 // location. Keys of the connector's `config:` that it did not read are appended to `warnings`.
 Result<std::unique_ptr<Source>> MakeSource(const config::ConnectorSpec& spec,

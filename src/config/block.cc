@@ -46,6 +46,16 @@ Block::Block(const YAML::Node& node, std::shared_ptr<const std::string> file, st
       path_(std::move(path)),
       read_(std::make_shared<std::set<std::string>>()) {}
 
+Block& Block::operator=(const Block& other) {
+  node_.reset(other.node_);
+  file_ = other.file_;
+  path_ = other.path_;
+  read_ = other.read_;
+  return *this;
+}
+
+Block& Block::operator=(Block&& other) { return *this = static_cast<const Block&>(other); }
+
 YAML::Node Block::Get(const std::string& key) const {
   if (!node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   read_->insert(key);

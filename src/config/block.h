@@ -36,6 +36,14 @@ class Block {
   // block ("pipeline.source.config"). A null or missing node reads as an empty mapping.
   Block(const YAML::Node& node, std::shared_ptr<const std::string> file, std::string path);
 
+  // Copies share the node. Assignment rebinds this block to the other's node: yaml-cpp's own
+  // Node assignment would instead write the other's value into the node this block shares
+  // with its copies (and merge their memory), changing every config built from it.
+  Block(const Block&) = default;
+  Block(Block&&) = default;
+  Block& operator=(const Block& other);
+  Block& operator=(Block&& other);
+
   const std::string& path() const { return path_; }
   const YAML::Node& node() const { return node_; }
   // "file:line:col" of this block, or of `key` within it when present.

@@ -26,6 +26,20 @@ TEST(Block, ReadsTypedValues) {
   EXPECT_EQ(*b.StringList("l"), (std::vector<std::string>{"a", "b"}));
 }
 
+// Assigning a block never changes the config its old node belonged to (yaml-cpp's Node
+// assignment would write through to every copy).
+TEST(Block, AssignmentRebindsAndLeavesCopiesAlone) {
+  Block original = Parse("table_name: orders\n");
+  Block copy = original;
+  Block other = Parse("table_name: lines\n");
+  copy = other;
+  EXPECT_EQ(*copy.RequiredString("table_name"), "lines");
+  EXPECT_EQ(*original.RequiredString("table_name"), "orders");
+  Block moved = original;
+  moved = Parse("table_name: x\n");
+  EXPECT_EQ(*original.RequiredString("table_name"), "orders");
+}
+
 TEST(Block, AbsentKeysReadAsFallbacks) {
   Block b = Parse("x: 1\n");
   EXPECT_EQ(*b.String("s", "dflt"), "dflt");

@@ -151,6 +151,17 @@ class Source {
     return FailedPrecondition("this source cannot discover tables");
   }
 
+  // Splits the read of `table` (as DiscoverTables reported it) into at most `n` parts that
+  // together read each of its rows once, for any key: the `config:` patches of the parts, each
+  // to merge over the table's read_patch (Postgres: ranges of physical blocks, ctid). Fewer
+  // parts for a small table, one for an empty one. With its own connection.
+  // kFailedPrecondition unless discovers_tables.
+  virtual Result<std::vector<std::map<std::string, std::string>>> PlanShards(
+      const DiscoveredTable& table, int64_t n) const {
+    (void)table, (void)n;
+    return FailedPrecondition("this source cannot split a table's read");
+  }
+
   // For each of `tables` (DiscoveredTable::name) whose changes this stream would not carry in
   // full, why, and how to fix it (Postgres: not in the publication, replica identity
   // NOTHING); tables it carries are absent. With its own connection.

@@ -27,13 +27,7 @@ Status CheckMirrorBlock(const config::Document& doc) {
                                         "' (expected one of: source, concurrency, shards)");
     }
   }
-  ASSIGN_OR_RETURN(std::optional<TablesConfig> tables, ParseTablesConfig(block));
-  if (tables && tables->shards > 1) {
-    return snapshot.Error("shards",
-                          "is not available in this build (each table is read whole; "
-                          "use concurrency to read several tables at once)");
-  }
-  return Status::Ok();
+  return ParseTablesConfig(block).status();
 }
 
 // A multi-table config's sink is a template: renders it for a sample table.

@@ -175,6 +175,7 @@ Status MultiMirror::Discover(bool first) {
       }
       Resolved& r = resolved_[plan.table];
       r.plan = std::move(plan);
+      r.discovered = d;
       r.names = d.partitions;
       r.names.push_back(d.name);
     }
@@ -200,16 +201,17 @@ Status MultiMirror::Discover(bool first) {
 }
 
 std::vector<std::string> MultiMirror::DueTables(int64_t now_ms) {
-  std::set<std::string> running;
-  for (const auto& job : snapshots_) running.insert(job->table);
   std::vector<std::string> due;
   MutexLock lock(mu_);
   for (const auto& [name, t] : marker_.tables) {
-    if (running.count(name) || !resolved_.count(name)) continue;
+    if (reading_.count(name) || !resolved_.count(name)) continue;
     auto retry = retry_at_.find(name);
     if (retry != retry_at_.end() && retry->second > now_ms) continue;
     const bool retry_paused = config_.continuous && RetryDue(t, tables_.retry_paused_secs, now_ms);
-    if (t.phase == TablePhase::kPending || t.phase == TablePhase::kSnapshotting || retry_paused) {
+    // A snapshot interrupted by a crash starts again, unless it was split: its unfinished
+    // parts resume (Run).
+    if (t.phase == TablePhase::kPending || retry_paused ||
+        (t.phase == TablePhase::kSnapshotting && t.snapshot.shard_plan.empty())) {
       due.push_back(name);
     }
   }
@@ -221,19 +223,37 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
   if (due.size() > room) due.resize(room);
   const int64_t now = NowMs();
   for (const std::string& table : due) {
-    const TablePlan& plan = resolved_.at(table).plan;
+    const Resolved& resolved = resolved_.at(table);
+    const TablePlan& plan = resolved.plan;
     const std::string key = TableKey(built_.doc.name, plan.id);
     ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(key));
     RETURN_IF_ERROR(state_.Put(key, SeedValue(stored, position)));
-    // A re-snapshot replaces the destination when its sink can write a whole new copy;
-    // elsewhere it writes over what is there, and rows deleted meanwhile may remain.
+    // Split the read when asked, unless per_table gave the table its own query.
+    std::vector<std::map<std::string, std::string>> shards;
+    const auto over = tables_.per_table.find(table);
+    const YAML::Node& own = over == tables_.per_table.end() ? YAML::Node() : over->second.snapshot;
+    const bool own_query = own.IsMap() && own["query"];
+    if (tables_.shards > 1 && !own_query) {
+      std::vector<std::string> warnings;
+      ASSIGN_OR_RETURN(std::unique_ptr<Source> reader,
+                       assembly::MakeSource(plan.snapshot, warnings));
+      Result<std::vector<std::map<std::string, std::string>>> planned =
+          reader->PlanShards(resolved.discovered, tables_.shards);
+      if (planned.ok() && planned->size() > 1) shards = std::move(*planned);
+      if (!planned.ok()) {
+        spdlog::warn("mirror {}: table '{}' is read whole: {}", built_.doc.name, table,
+                     planned.status().message());
+      }
+    }
+    // A re-snapshot replaces the destination when its sink can write a whole new copy in one
+    // run; elsewhere it writes over what is there, and rows deleted meanwhile may remain.
     TablePlan read_plan = plan;
     bool again;
     {
       MutexLock lock(mu_);
       again = marker_.tables[table].snapshot.attempts > 0;
     }
-    if (again) {
+    if (again && shards.empty()) {
       std::vector<std::string> warnings;
       config::ConnectorSpec overwrite = OverwriteSink(plan, built_.doc);
       Result<std::unique_ptr<Sink>> sink = assembly::MakeSink(overwrite, warnings);
@@ -243,8 +263,10 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
       MutexLock lock(mu_);
       TableState& t = marker_.tables[table];
       StartSnapshot(t, position, now);
-      if (t.snapshot.attempts > 1 && read_plan.sink.config.node()["write_mode"].Scalar() !=
-                                         "overwrite") {
+      t.snapshot.shard_plan = shards;
+      t.snapshot.shards_total = static_cast<int64_t>(shards.size());
+      const YAML::Node& sink_config = read_plan.sink.config.node();  // const: reads only
+      if (t.snapshot.attempts > 1 && sink_config["write_mode"].Scalar() != "overwrite") {
         t.resync_required =
             "re-snapshotted into a " + plan.sink.type +
             " destination that is not replaced: rows deleted at the source since its earlier "
@@ -253,18 +275,52 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
       } else {
         t.resync_required.clear();
       }
+      reading_[table] = read_plan;
     }
-    spdlog::info("mirror {}: snapshotting table '{}' (joins the stream at {})", built_.doc.name,
-                 table, position.ToString());
-    auto job = std::make_unique<SnapshotJob>();
-    job->table = table;
-    SnapshotJob* raw = job.get();
-    const ConsistentSnapshot* exported = bootstrap_position_ ? exported_.get() : nullptr;
-    job->thread = std::thread(
-        [this, raw, read_plan, exported] { SnapshotTable(*raw, read_plan, exported); });
-    snapshots_.push_back(std::move(job));
+    spdlog::info("mirror {}: snapshotting table '{}'{} (joins the stream at {})",
+                 built_.doc.name, table,
+                 shards.empty() ? "" : " in " + std::to_string(shards.size()) + " parts",
+                 position.ToString());
   }
-  return Persist();
+  RETURN_IF_ERROR(Persist());
+  SpawnReads(NowMs());
+  return Status::Ok();
+}
+
+void MultiMirror::SpawnReads(int64_t now_ms) {
+  std::set<std::pair<std::string, int64_t>> running;
+  for (const auto& job : snapshots_) running.insert({job->table, job->shard});
+  const ConsistentSnapshot* exported = bootstrap_position_ ? exported_.get() : nullptr;
+  for (const auto& [table, plan] : reading_) {
+    auto retry = retry_at_.find(table);
+    if (retry != retry_at_.end() && retry->second > now_ms) continue;
+    std::vector<std::pair<int64_t, std::map<std::string, std::string>>> parts;
+    {
+      MutexLock lock(mu_);
+      const TableSnapshotProgress& progress = marker_.tables[table].snapshot;
+      if (progress.shard_plan.empty()) parts.push_back({-1, {}});
+      for (size_t i = 0; i < progress.shard_plan.size(); ++i) {
+        const int64_t shard = static_cast<int64_t>(i);
+        if (!std::binary_search(progress.shards_finished.begin(), progress.shards_finished.end(),
+                                shard)) {
+          parts.push_back({shard, progress.shard_plan[i]});
+        }
+      }
+    }
+    for (const auto& [shard, patch] : parts) {
+      if (snapshots_.size() >= static_cast<size_t>(tables_.concurrency)) return;
+      if (running.count({table, shard})) continue;
+      TablePlan read = plan;
+      if (shard >= 0) read.snapshot = ShardRead(plan, patch, built_.doc);
+      auto job = std::make_unique<SnapshotJob>();
+      job->table = table;
+      job->shard = shard;
+      SnapshotJob* raw = job.get();
+      job->thread =
+          std::thread([this, raw, read, exported] { SnapshotTable(*raw, read, exported); });
+      snapshots_.push_back(std::move(job));
+    }
+  }
 }
 
 void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
@@ -274,13 +330,16 @@ void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
   read.doc = &doc;
   read.source = &plan.snapshot;
   read.exported = exported;
-  read.label = built_.doc.name + "/" + plan.table;
+  read.label = built_.doc.name + "/" + plan.table +
+               (job.shard >= 0 ? " part " + std::to_string(job.shard) : "");
   read.stop = &stop_;
+  uint64_t counted = 0;  // of this read, in the table's rows
   read.on_rows = [&](uint64_t rows) {
     {
       MutexLock lock(mu_);
-      marker_.tables[plan.table].snapshot.rows = static_cast<int64_t>(rows);
+      marker_.tables[plan.table].snapshot.rows += static_cast<int64_t>(rows - counted);
     }
+    counted = rows;
     CrashPoint("mirror.table_snapshot_page");
   };
   Result<PipelineStats> stats = ReadSnapshot(read);
@@ -288,14 +347,13 @@ void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
     job.status = stats.status();
   } else {
     job.stopped = stats->stopped;
-    MutexLock lock(mu_);
-    marker_.tables[plan.table].snapshot.rows = static_cast<int64_t>(stats->changes);
   }
   job.done = true;
 }
 
 Result<bool> MultiMirror::ReapSnapshots() {
   bool joined = false;
+  bool progressed = false;
   const int64_t now = NowMs();
   for (auto it = snapshots_.begin(); it != snapshots_.end();) {
     SnapshotJob& job = **it;
@@ -304,30 +362,42 @@ Result<bool> MultiMirror::ReapSnapshots() {
       continue;
     }
     job.thread.join();
-    if (job.status.ok() && !job.stopped) {
+    const bool current = reading_.count(job.table) > 0;  // not given up meanwhile
+    if (current && job.status.ok() && !job.stopped) {
       MutexLock lock(mu_);
       TableState& t = marker_.tables[job.table];
-      if (t.phase == TablePhase::kSnapshotting) {
+      if (job.shard >= 0) {
+        FinishShard(t, job.shard);
+        progressed = true;  // a checkpoint: a crash redoes only the other parts
+      }
+      const bool whole = t.snapshot.shards_done >= t.snapshot.shards_total;
+      if (t.phase == TablePhase::kSnapshotting && whole) {
         FinishSnapshot(t, now);
         joined = true;
         spdlog::info("mirror {}: table '{}' snapshotted, {} rows; it streams from {}",
                      built_.doc.name, job.table, t.snapshot.rows,
                      t.position ? t.position->ToString() : "?");
       }
+      if (whole || t.phase != TablePhase::kSnapshotting) reading_.erase(job.table);
       retry_at_.erase(job.table);
-    } else if (!job.stopped) {
+    } else if (current && !job.stopped) {
       Status failed = job.status.WithContext("snapshot of '" + job.table + "' failed");
       ASSIGN_OR_RETURN(int64_t failures, Fail(job.table, failed));
       retry_at_[job.table] = now + RetryDelayMs(failures);
+      // A paused table stops reading; a whole read starts again (a new join point, and a
+      // destination replaced when it can be); a split one retries its unfinished parts.
+      if (failures == 0 || job.shard < 0) reading_.erase(job.table);
     }
     it = snapshots_.erase(it);
   }
+  SpawnReads(now);
   if (bootstrap_position_ && snapshots_.empty() && DueTables(now).empty()) {
-    // The initial load is done: release the exported snapshot (and its session).
+    // The initial load is done (what is left waits for a retry, from the same join point):
+    // release the exported snapshot and its session.
     exported_.reset();
     bootstrap_position_.reset();
   }
-  if (joined) RETURN_IF_ERROR(Persist());
+  if (joined || progressed) RETURN_IF_ERROR(Persist());
   return joined;
 }
 
@@ -499,6 +569,20 @@ Status MultiMirror::Run() {
     }
   }
   RETURN_IF_ERROR(Discover(true).WithContext("mirror " + name + ": discovering tables"));
+  {
+    // A split snapshot that a crash interrupted resumes its unfinished parts from its join
+    // point (still the table's stream position).
+    MutexLock lock(mu_);
+    for (const auto& [table, t] : marker_.tables) {
+      if (t.phase == TablePhase::kSnapshotting && !t.snapshot.shard_plan.empty() &&
+          resolved_.count(table)) {
+        reading_[table] = resolved_.at(table).plan;
+        spdlog::info("mirror {}: table '{}' resumes its snapshot: {} of {} parts left", name,
+                     table, t.snapshot.shards_total - t.snapshot.shards_done,
+                     t.snapshot.shards_total);
+      }
+    }
+  }
   if (fresh) {
     // The initial load: P with the database exactly at P when the slot is created now.
     std::vector<std::string> warnings;

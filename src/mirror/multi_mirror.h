@@ -56,11 +56,13 @@ class MultiMirror {
   // What discovery resolved for a table (driver thread only).
   struct Resolved {
     TablePlan plan;
+    DiscoveredTable discovered;
     std::vector<std::string> names;  // the names its changes arrive under
   };
   // A running snapshot.
   struct SnapshotJob {
     std::string table;
+    int64_t shard = -1;  // the part of a split read; -1: the whole table
     std::thread thread;
     std::atomic<bool> done{false};
     Status status;  // written by the job before `done`
@@ -80,9 +82,14 @@ class MultiMirror {
   };
 
   Status Discover(bool first);
-  // Starts snapshots of `due` tables, up to `concurrency` running, joining at `position`:
-  // each table's state is seeded with it first.
+  // Starts snapshots of `due` tables (as many as `concurrency` has room for) joining at
+  // `position`: each table's state is seeded with it, its read split in parts when
+  // mirror.snapshot.shards asks; then SpawnReads.
   Status StartSnapshots(const Bookmark& position, std::vector<std::string> due);
+  // Starts reads (whole tables or parts) of the snapshots under way, up to `concurrency`.
+  void SpawnReads(int64_t now_ms) EXCLUDES(mu_);
+  // Tables whose snapshot must start (again): pending, paused and due a retry, or
+  // interrupted by a crash (unless split).
   std::vector<std::string> DueTables(int64_t now_ms) EXCLUDES(mu_);
   // The body of a snapshot job: reads the table with `plan` (inside `exported` when set).
   void SnapshotTable(SnapshotJob& job, TablePlan plan, const ConsistentSnapshot* exported);
@@ -108,6 +115,9 @@ class MultiMirror {
   Mutex mu_;
   Marker marker_ GUARDED_BY(mu_);
   std::map<std::string, Resolved> resolved_;  // driver thread only
+  // The tables being snapshotted by this process, with the plan their reads use (its sink
+  // may overwrite). Driver thread only.
+  std::map<std::string, TablePlan> reading_;
   std::atomic<bool> rediscover_{false};       // set by the router on an unknown table
   // When to restart the cycle so that a failed table is retried (ms; 0: none due).
   int64_t retry_cycle_at_ms_ GUARDED_BY(mu_) = 0;

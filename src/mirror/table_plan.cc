@@ -391,6 +391,15 @@ config::ConnectorSpec OverwriteSink(const TablePlan& plan, const config::Documen
   return WithConfig(plan.sink, config, std::make_shared<const std::string>(doc.file));
 }
 
+config::ConnectorSpec ShardRead(const TablePlan& plan,
+                                const std::map<std::string, std::string>& patch,
+                                const config::Document& doc) {
+  YAML::Node config = Copy(plan.snapshot.config.node());
+  if (!config.IsMap()) config = YAML::Node(YAML::NodeType::Map);
+  for (const auto& [key, value] : patch) config[key] = value;
+  return WithConfig(plan.snapshot, config, std::make_shared<const std::string>(doc.file));
+}
+
 std::string DestinationOf(const TablePlan& plan) {
   YAML::Node config = Copy(plan.sink.config.node());
   if (config.IsMap()) {

@@ -104,6 +104,11 @@ TablePlan PlanTable(const TablesConfig& config, const config::Document& doc,
 // `doc` is the config the plan was made from.
 config::ConnectorSpec OverwriteSink(const TablePlan& plan, const config::Document& doc);
 
+// The plan's snapshot read with `patch` (a part of it: Source::PlanShards) set over its config.
+config::ConnectorSpec ShardRead(const TablePlan& plan,
+                                const std::map<std::string, std::string>& patch,
+                                const config::Document& doc);
+
 // The destination a plan writes: its rendered sink config without `key` and `write_mode`,
 // as canonical text (equal text = same destination).
 std::string DestinationOf(const TablePlan& plan);

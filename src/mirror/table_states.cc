@@ -1,5 +1,6 @@
 #include "mirror/table_states.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -32,6 +33,10 @@ Json TableToJson(const TableState& t) {
                    {"shards_total", t.snapshot.shards_total},
                    {"shards_done", t.snapshot.shards_done},
                    {"attempts", t.snapshot.attempts}};
+  if (!t.snapshot.shard_plan.empty()) {
+    j["snapshot"]["shard_plan"] = t.snapshot.shard_plan;
+    j["snapshot"]["shards_finished"] = t.snapshot.shards_finished;
+  }
   j["changes"] = t.changes;
   j["last_applied_at"] = TimeOrNull(t.last_applied_ms);
   j["last_commit_at"] = TimeOrNull(t.last_commit_ms);
@@ -66,6 +71,26 @@ Result<TableState> TableFromJson(const Json& j) {
     t.snapshot.shards_total = s.value("shards_total", int64_t{0});
     t.snapshot.shards_done = s.value("shards_done", int64_t{0});
     t.snapshot.attempts = s.value("attempts", int64_t{0});
+    if (s.contains("shard_plan") && s["shard_plan"].is_array()) {
+      for (const Json& part : s["shard_plan"]) {
+        if (!part.is_object()) return DataLoss("a shard plan entry is not an object");
+        std::map<std::string, std::string> patch;
+        for (const auto& [key, value] : part.items()) {
+          if (!value.is_string()) return DataLoss("a shard plan value is not a string");
+          patch[key] = value.get<std::string>();
+        }
+        t.snapshot.shard_plan.push_back(std::move(patch));
+      }
+      if (s.contains("shards_finished") && s["shards_finished"].is_array()) {
+        for (const Json& i : s["shards_finished"]) {
+          if (!i.is_number_integer() || i.get<int64_t>() < 0 ||
+              i.get<size_t>() >= t.snapshot.shard_plan.size()) {
+            return DataLoss("a finished shard is not one of the plan's");
+          }
+          FinishShard(t, i.get<int64_t>());
+        }
+      }
+    }
   }
   t.changes = j.value("changes", uint64_t{0});
   t.last_applied_ms = TimeOf(j, "last_applied_at");
@@ -167,7 +192,17 @@ void StartSnapshot(TableState& t, const Bookmark& position, int64_t now_ms) {
   t.snapshot.finished_ms = 0;
   t.snapshot.rows = 0;
   t.snapshot.shards_done = 0;
+  t.snapshot.shards_total = 0;
+  t.snapshot.shard_plan.clear();
+  t.snapshot.shards_finished.clear();
   t.snapshot.attempts += 1;
+}
+
+void FinishShard(TableState& t, int64_t shard) {
+  std::vector<int64_t>& done = t.snapshot.shards_finished;
+  auto at = std::lower_bound(done.begin(), done.end(), shard);
+  if (at == done.end() || *at != shard) done.insert(at, shard);
+  t.snapshot.shards_done = static_cast<int64_t>(done.size());
 }
 
 void FinishSnapshot(TableState& t, int64_t now_ms) {

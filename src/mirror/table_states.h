@@ -30,6 +30,10 @@ struct TableSnapshotProgress {
   int64_t shards_total = 0;
   int64_t shards_done = 0;
   int64_t attempts = 0;
+  // Ours: the parts of a split read (each a config patch, Source::PlanShards) and those
+  // finished: a crash redoes only the others, from the same join point.
+  std::vector<std::map<std::string, std::string>> shard_plan;
+  std::vector<int64_t> shards_finished;  // ascending
 };
 
 struct TableState {
@@ -71,8 +75,12 @@ std::optional<int64_t> ParseRfc3339(const std::string& text);
 // Enters `phase` (no-op when already there).
 void EnterPhase(TableState& t, TablePhase phase, int64_t now_ms);
 
-// A snapshot starts at join point `position`: snapshotting, progress reset, attempts + 1.
+// A snapshot starts at join point `position`: snapshotting, progress (and shard plan) reset,
+// attempts + 1.
 void StartSnapshot(TableState& t, const Bookmark& position, int64_t now_ms);
+
+// Part `shard` of a split snapshot finished (kept once, in order).
+void FinishShard(TableState& t, int64_t shard);
 
 // The snapshot finished: active, failures reset.
 void FinishSnapshot(TableState& t, int64_t now_ms);

@@ -318,11 +318,11 @@ TEST(CliMirror, GatesAreConfigErrors) {
            "column_mapping: auto_map, write_mode: upsert}}\n" +
            state + kMirrorSnapshot,
        "key"},
-      {"multi-table with key-range shards",
+      {"shards without tables",
        std::string("pipeline:\n") + kMirrorSource + kUpsertSink + state +
-           "mirror: {tables: {include: ['a.*']}, snapshot: {shards: 4, source: {type: "
+           "mirror: {snapshot: {shards: 4, source: {type: "
            "postgres, config: {connection_url: 'postgres://u@h/d', query: 'x'}}}}\n",
-       "mirror.snapshot.shards: is not available in this build"},
+       "mirror.snapshot.shards applies to a multi-table mirror (mirror.tables)"},
       {"multi-table into files without a destination",
        std::string("pipeline:\n") + kMirrorSource +
            "  sink: {type: jsonl, config: {path: out.jsonl}}\n" + state +

@@ -144,6 +144,37 @@ Result<std::vector<DiscoveredTable>> PostgresQuerySource::DiscoverTables() const
   return tables;
 }
 
+Result<std::vector<std::map<std::string, std::string>>> PostgresQuerySource::PlanShards(
+    const DiscoveredTable& table, int64_t n) const {
+  ASSIGN_OR_RETURN(ConnPtr conn,
+                   Connect(config_.connection_url, config_.tls, ConnectionKind::kSql));
+  const std::string qualified =
+      QuoteIdentifier(table.schema, '"') + "." + QuoteIdentifier(table.table, '"');
+  ASSIGN_OR_RETURN(std::string literal, Literal(conn.get(), qualified));
+  ASSIGN_OR_RETURN(
+      ResultPtr r,
+      Exec(conn.get(),
+           "SELECT coalesce(max(pg_relation_size(relid) / current_setting('block_size')::int8), "
+           "0) FROM (SELECT " + literal + "::regclass AS relid UNION ALL SELECT relid FROM "
+           "pg_partition_tree(" + literal + "::regclass) WHERE isleaf) parts",
+           "sizing " + table.name));
+  const int64_t blocks = std::stoll(PQgetvalue(r.get(), 0, 0));
+  const int64_t parts = std::clamp<int64_t>(std::min(n, blocks), 1, 4096);
+  const int64_t step = (blocks + parts - 1) / std::max<int64_t>(parts, 1);
+  std::vector<std::map<std::string, std::string>> shards;
+  for (int64_t i = 0; i < parts; ++i) {
+    std::string where;
+    if (i > 0) where = "ctid >= '(" + std::to_string(i * step) + ",0)'::tid";
+    if (i + 1 < parts) {
+      where += std::string(where.empty() ? "" : " AND ") + "ctid < '(" +
+               std::to_string((i + 1) * step) + ",0)'::tid";
+    }
+    shards.push_back(
+        {{"query", "SELECT * FROM " + qualified + (where.empty() ? "" : " WHERE " + where)}});
+  }
+  return shards;
+}
+
 Status PostgresQuerySource::Open(const std::optional<Bookmark>&) {
   if (conn_ != nullptr) return Internal("postgres query source opened twice");
   ASSIGN_OR_RETURN(conn_, Connect(config_.connection_url, config_.tls, ConnectionKind::kSql));

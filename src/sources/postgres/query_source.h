@@ -52,6 +52,12 @@ class PostgresQuerySource final : public Source {
   // {"query": "SELECT * FROM \"schema\".\"table\""}. Sorted by `name` (bytewise). A failed
   // connection is kUnavailable, a failed query StatementError (URLs redacted).
   Result<std::vector<DiscoveredTable>> DiscoverTables() const override;
+  // Ranges of the table's blocks, by ctid: `SELECT * FROM "s"."t" WHERE ctid >= '(lo,0)' AND
+  // ctid < '(hi,0)'` (a TID range scan), the first without a lower bound and the last without
+  // an upper one, so rows in blocks added meanwhile are read too. A partitioned table is split
+  // by the block count of its largest partition (each range applies to every partition).
+  Result<std::vector<std::map<std::string, std::string>>> PlanShards(
+      const DiscoveredTable& table, int64_t n) const override;
 
  private:
   Status Describe(const std::string& query);
