@@ -70,11 +70,18 @@ MultiMirror::~MultiMirror() {
   for (auto& job : snapshots_) job->thread.join();
 }
 
-void MultiMirror::Sleep(std::chrono::milliseconds d) const {
-  auto until = std::chrono::steady_clock::now() + d;
-  while (!stop_.load() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(d, 100ms));
+void MultiMirror::Wake() {
+  MutexLock lock(mu_);
+  woken_ = true;
+  wake_.NotifyAll();
+}
+
+void MultiMirror::WaitForWork(std::chrono::milliseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  MutexLock lock(mu_);
+  while (!woken_ && !stop_.load() && wake_.WaitUntil(mu_, until)) {
   }
+  woken_ = false;
 }
 
 Status MultiMirror::Persist() {
@@ -349,6 +356,7 @@ void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
     job.stopped = stats->stopped;
   }
   job.done = true;
+  Wake();
 }
 
 Result<bool> MultiMirror::ReapSnapshots() {
@@ -510,6 +518,7 @@ Status MultiMirror::StartCycle() {
   job->thread = std::thread([raw, this] {
     raw->result = RunStreamCycle(*raw->source, state_, raw->tables, raw->floors, raw->options);
     raw->done = true;
+    Wake();
   });
   cycle_ = std::move(job);
   return Status::Ok();
@@ -684,7 +693,7 @@ Status MultiMirror::Run() {
         spdlog::warn("mirror {}: cannot save the marker: {}", name, saved.message());
       }
     }
-    Sleep(100ms);
+    WaitForWork(100ms);
   }
   if (cycle_) {
     cycle_->end = true;

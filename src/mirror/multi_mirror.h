@@ -104,7 +104,9 @@ class MultiMirror {
   // thread.
   Result<int64_t> Fail(const std::string& table, const Status& error) EXCLUDES(mu_);
   Status Persist() EXCLUDES(mu_);
-  void Sleep(std::chrono::milliseconds d) const;
+  // Wakes the driver (a snapshot finished); WaitForWork waits at most `d` for that.
+  void Wake() EXCLUDES(mu_);
+  void WaitForWork(std::chrono::milliseconds d) EXCLUDES(mu_);
 
   const assembly::BuiltPipeline& built_;
   MirrorConfig config_;
@@ -113,6 +115,8 @@ class MultiMirror {
   const std::atomic<bool>& stop_;
 
   Mutex mu_;
+  CondVar wake_;
+  bool woken_ GUARDED_BY(mu_) = false;
   Marker marker_ GUARDED_BY(mu_);
   std::map<std::string, Resolved> resolved_;  // driver thread only
   // The tables being snapshotted by this process, with the plan their reads use (its sink
