@@ -2,8 +2,10 @@
 # faucet benchmarks, each beside the physical limit measured in the same run, on the same server
 # and the same data (results and how to read them: BENCHMARKS.md).
 #
-#   bash bench/run.sh BUILD_DIR [cdc] [apply] [snapshot]     # default: all three
+#   bash bench/run.sh BUILD_DIR [cdc] [apply] [snapshot] [tables-load] [tables-stream] [tables-rss]
+#   bash bench/run.sh BUILD_DIR tables     # = tables-load tables-stream tables-rss
 #
+# Default: all. BENCH_ONLY="a b" selects scenarios too (when none are given as arguments).
 # Env: BENCH_RUNS (default 5: repetitions, faucet and its limit interleaved), BENCH_BASELINE
 # (another build dir: its faucet runs too, interleaved, labelled "baseline"), BENCH_ROWS
 # (1000000), BENCH_TXNS (100000 single-row transactions), BENCH_OUT (also write the markdown
@@ -28,6 +30,10 @@
 #             `| sqlite3 .import`) into an identical table, with the snapshot query's batch_size
 #             1000 (the default) and 10000. Snapshot phase: from the log line "captured position"
 #             to "snapshot done".
+#   tables-*  the multi-table mirror (`mirror.tables`): initial load of 20 tables beside 2
+#             parallel COPY pipes, changes spread over 20 tables beside the same changes into
+#             one table, peak RSS over 20 and 200 tables. Documented in bench/tables.sh.
+#             BENCH_LOGS=DIR keeps their mirror logs; BENCH_RSS_TABLES ("20 200") the counts.
 # Also: bench/decode_render.cc, a CPU micro-benchmark of the CDC decode/render path (no server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +51,13 @@ if [[ -n ${BENCH_BASELINE:-} ]]; then
   [[ -x ${BINS[1]} ]] || { echo "bench: no faucet binary at ${BINS[1]}" >&2; exit 2; }
 fi
 SCENARIOS=("$@")
-((${#SCENARIOS[@]})) || SCENARIOS=(cdc apply snapshot)
+((${#SCENARIOS[@]})) || read -ra SCENARIOS <<<"${BENCH_ONLY:-}"
+((${#SCENARIOS[@]})) || SCENARIOS=(cdc apply snapshot tables)
+EXPANDED=()
+for scenario in "${SCENARIOS[@]}"; do
+  if [[ $scenario == tables ]]; then EXPANDED+=(tables-load tables-stream tables-rss); else EXPANDED+=("$scenario"); fi
+done
+SCENARIOS=("${EXPANDED[@]}")
 RUNS=${BENCH_RUNS:-5}
 ROWS=${BENCH_ROWS:-1000000}
 TXNS=${BENCH_TXNS:-100000}
@@ -427,6 +439,10 @@ bench_snapshot() {
   sqlite3 "$db" "DELETE FROM snap" "VACUUM" >/dev/null
 }
 
+# --- tables (multi-table mirror) ---------------------------------------------------------
+
+source bench/tables.sh
+
 # --- report -------------------------------------------------------------------------------
 
 report() {
@@ -479,6 +495,12 @@ report() {
         printf "\n"
       }
     }' "$RESULTS"
+  if ((${#MT_RSS_NOTES[@]})); then
+    echo "### tables-rss: failures"
+    echo
+    printf -- '- %s\n' "${MT_RSS_NOTES[@]}"
+    echo
+  fi
 }
 
 for scenario in "${SCENARIOS[@]}"; do
@@ -486,7 +508,10 @@ for scenario in "${SCENARIOS[@]}"; do
   cdc) bench_cdc ;;
   apply) bench_apply ;;
   snapshot) bench_snapshot ;;
-  *) echo "bench: unknown scenario '$scenario' (cdc, apply, snapshot)" >&2; exit 2 ;;
+  tables-load) bench_tables_load ;;
+  tables-stream) bench_tables_stream ;;
+  tables-rss) bench_tables_rss ;;
+  *) echo "bench: unknown scenario '$scenario' (cdc, apply, snapshot, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
   esac
 done
 if [[ -n ${BENCH_OUT:-} ]]; then report | tee "$BENCH_OUT"; else report; fi
