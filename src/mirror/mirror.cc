@@ -210,12 +210,7 @@ Status Mirror::Run() {
   const std::string& name = built_.doc.name;
   // One process per mirror: a second one would stream from the same slot and write the same
   // state. The lease dies with this process, however it ends.
-  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, state_.Lease(LeaseKey(name)));
-  if (lease == nullptr) {
-    spdlog::warn("mirror {}: this state store cannot hold a lease, so nothing stops a second "
-                 "mirror of the same name from running at the same time",
-                 name);
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, TakeMirrorLease(state_, name));
   ASSIGN_OR_RETURN(std::optional<Json> marker, state_.Get(MarkerKey(name)));
   if (Result<std::optional<Json>> s = state_.Get(StatusKey(name)); s.ok() && *s) {
     status_ = MirrorStatus::FromJson(**s);

@@ -1,5 +1,7 @@
 #include "mirror/mirror_status.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 
 namespace faucet::mirror {
@@ -14,6 +16,16 @@ std::string StatusKey(const std::string& name) { return name + "::__mirror_statu
 std::string MarkerKey(const std::string& name) { return name + "::__replication__"; }
 std::string CdcKey(const std::string& name) { return name + "::cdc"; }
 std::string LeaseKey(const std::string& name) { return name + "::__lease__"; }
+
+Result<std::unique_ptr<StateLease>> TakeMirrorLease(StateStore& state, const std::string& name) {
+  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, state.Lease(LeaseKey(name)));
+  if (lease == nullptr) {
+    spdlog::warn("mirror {}: this state store cannot hold a lease, so nothing stops a second "
+                 "mirror of the same name from running at the same time",
+                 name);
+  }
+  return lease;
+}
 
 Json MirrorStatus::ToJson() const {
   Json j = {{"phase", phase},

@@ -6,7 +6,10 @@
 #include <optional>
 #include <string>
 
+#include <memory>
+
 #include "core/bookmark.h"
+#include "core/state_store.h"
 #include "core/status.h"
 
 namespace faucet::mirror {
@@ -32,5 +35,10 @@ std::string StatusKey(const std::string& name);
 std::string MarkerKey(const std::string& name);
 std::string CdcKey(const std::string& name);
 std::string LeaseKey(const std::string& name);  // a lease, not a stored value
+
+// One process per mirror: takes the lease LeaseKey(name), held until the result is destroyed
+// (it dies with the process, however it ends); kFailedPrecondition when another process holds
+// it. A store that cannot hold a lease gives nullptr, with a warning.
+Result<std::unique_ptr<StateLease>> TakeMirrorLease(StateStore& state, const std::string& name);
 
 }  // namespace faucet::mirror

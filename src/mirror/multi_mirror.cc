@@ -556,12 +556,7 @@ Status MultiMirror::FinishCycle() {
 
 Status MultiMirror::Run() {
   const std::string& name = built_.doc.name;
-  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, state_.Lease(LeaseKey(name)));
-  if (lease == nullptr) {
-    spdlog::warn("mirror {}: this state store cannot hold a lease, so nothing stops a second "
-                 "mirror of the same name from running at the same time",
-                 name);
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, TakeMirrorLease(state_, name));
   ASSIGN_OR_RETURN(std::optional<Json> stored, state_.Get(MarkerKey(name)));
   const bool fresh = !stored;
   if (stored) {
