@@ -54,7 +54,13 @@ Block& Block::operator=(const Block& other) {
   return *this;
 }
 
-Block& Block::operator=(Block&& other) { return *this = static_cast<const Block&>(other); }
+Block& Block::operator=(Block&& other) noexcept {
+  node_.reset(other.node_);
+  file_ = std::move(other.file_);
+  path_ = std::move(other.path_);
+  read_ = std::move(other.read_);
+  return *this;
+}
 
 YAML::Node Block::Get(const std::string& key) const {
   if (!node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);

@@ -42,7 +42,7 @@ class Block {
   Block(const Block&) = default;
   Block(Block&&) = default;
   Block& operator=(const Block& other);
-  Block& operator=(Block&& other);
+  Block& operator=(Block&& other) noexcept;
 
   const std::string& path() const { return path_; }
   const YAML::Node& node() const { return node_; }

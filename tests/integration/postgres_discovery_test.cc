@@ -70,7 +70,7 @@ class PostgresDiscoveryTest : public ::testing::Test {
 
   // Creates publication "<schema>_<suffix>" with `definition` ("FOR TABLE ...").
   std::string Publication(const std::string& suffix, const std::string& definition) {
-    const std::string pub = schema_ + "_" + suffix;
+    std::string pub = schema_ + "_" + suffix;
     db_.Exec("CREATE PUBLICATION " + pub + " " + definition);
     publications_.push_back(pub);
     return pub;
