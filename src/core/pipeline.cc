@@ -42,9 +42,10 @@ constexpr const char* kEoMarker = "__faucet_eo";
 
 std::optional<Bookmark> StateBookmark(const Json& state) {
   if (!state.is_object() || !state.contains(kEoMarker)) return Bookmark{state};
-  const Json& bm = state["bookmark"];
-  if (bm.is_null()) return std::nullopt;
-  return Bookmark{bm};
+  // find, not operator[]: a const json asserts on a missing key (a damaged wrapper).
+  auto bm = state.find("bookmark");
+  if (bm == state.end() || bm->is_null()) return std::nullopt;
+  return Bookmark{*bm};
 }
 
 namespace {
