@@ -393,7 +393,12 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
     route.last_sent = Clock::now();
   };
 
-  std::set<std::string> unknown;
+  // The table of each relation seen (nullopt: not a table of this cycle).
+  struct RelationRoute {
+    RelationPtr keep;
+    std::optional<size_t> index;
+  };
+  std::map<const Relation*, RelationRoute> by_relation;
   std::optional<Bookmark> latest;  // the stream's last bookmark
   std::optional<Position> latest_position;
   // Gives every streaming table the stream's position when it lacks it and `due` says so.
@@ -423,16 +428,20 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
     }
     Page& page = event->page;
     for (Change& change : page.changes) {
-      const Relation& rel = *change.relation;
-      std::string name = rel.schema.empty() ? rel.name : rel.schema + "." + rel.name;
-      auto it = by_name.find(name);
-      if (it == by_name.end()) {
-        if (unknown.insert(name).second && options.on_unknown_table) {
+      // A change's table, resolved once per relation the stream describes (not per change).
+      auto [known, added] = by_relation.try_emplace(change.relation.get());
+      if (added) {
+        const Relation& rel = *change.relation;
+        const std::string name = rel.schema.empty() ? rel.name : rel.schema + "." + rel.name;
+        known->second.keep = change.relation;  // so its address is not reused meanwhile
+        if (auto it = by_name.find(name); it != by_name.end()) {
+          known->second.index = it->second;
+        } else if (options.on_unknown_table) {
           options.on_unknown_table(name);
         }
-        continue;
       }
-      Route& route = routes[it->second];
+      if (!known->second.index) continue;
+      Route& route = routes[*known->second.index];
       if (!route.streaming) continue;
       std::optional<Position> at = source.ChangePosition(change);
       if (at && *at < route.start) continue;  // its start already covers it
