@@ -21,10 +21,45 @@ Result<PipelineParts> MakeParts(const config::Document& doc, const config::Conne
     parts.transforms.push_back(std::move(t));
   }
   ASSIGN_OR_RETURN(parts.sink, MakeSink(doc.sink, warnings));
+  parts.sink->SetSchemaPolicy(doc.schema ? doc.schema->policy : SchemaPolicy{});
   if (doc.dlq) {
     ASSIGN_OR_RETURN(parts.dlq_sink, MakeSink(doc.dlq->sink, warnings));
   }
   return parts;
+}
+
+Status CheckSchemaPolicy(const config::Document& doc, const SinkCapabilities& sink,
+                         std::vector<std::string>& warnings) {
+  if (!doc.schema) return Status::Ok();
+  const SchemaPolicy& policy = doc.schema->policy;
+  const config::Block& block = doc.schema->block;
+  const std::string sink_name = "sink '" + doc.sink.type + "'";
+  if (!sink.has_schema) {
+    warnings.push_back(block
+                           .Error("on_drift", sink_name +
+                                                  " in this configuration writes rows of any "
+                                                  "shape, so they never drift: the policy has no "
+                                                  "effect")
+                           .message());
+    return Status::Ok();
+  }
+  if (policy.on_drift == OnDrift::kEvolve && !sink.evolves_schema) {
+    return block.Error("on_drift",
+                       "evolve needs a sink that can change its destination's "
+                       "schema; " +
+                           sink_name + " in this configuration cannot");
+  }
+  const bool quarantines = policy.on_drift == OnDrift::kQuarantine ||
+                           (policy.on_drift == OnDrift::kEvolve &&
+                            policy.on_incompatible == OnIncompatible::kQuarantine);
+  if (quarantines && !doc.dlq) {
+    const std::string key =
+        policy.on_drift == OnDrift::kQuarantine ? "on_drift" : "on_incompatible";
+    return block.Error(key,
+                       "quarantine sends drifting rows to the dead-letter queue, and the "
+                       "pipeline has no dlq: block");
+  }
+  return Status::Ok();
 }
 
 std::optional<DlqOptions> DlqOptionsFor(const config::Document& doc, Sink* dlq_sink) {
@@ -50,6 +85,7 @@ Result<BuiltPipeline> BuildPipeline(config::Document doc) {
   built.warnings = built.doc.warnings;
   const config::Document& d = built.doc;
   ASSIGN_OR_RETURN(built.parts, MakeParts(d, d.source, /*snapshot=*/false, built.warnings));
+  RETURN_IF_ERROR(CheckSchemaPolicy(d, built.parts.sink->Capabilities(), built.warnings));
   if (d.state) {
     ASSIGN_OR_RETURN(StateConfig state, ParseStateConfig(d.state->type, d.state->config));
     WarnUnread(d.state->config, built.warnings);
@@ -65,10 +101,10 @@ Result<BuiltPipeline> BuildPipeline(config::Document doc) {
                              ": pipeline.state: no state store, so nothing is persisted and "
                              "every run starts from the beginning");
   }
-  ASSIGN_OR_RETURN(built.guarantee, DeriveDelivery(d, built.parts.source->Capabilities(),
-                                                   built.parts.sink->Capabilities(),
-                                                   built.state ? DurabilityOf(built.state->type)
-                                                               : Durability::kNone));
+  ASSIGN_OR_RETURN(
+      built.guarantee,
+      DeriveDelivery(d, built.parts.source->Capabilities(), built.parts.sink->Capabilities(),
+                     built.state ? DurabilityOf(built.state->type) : Durability::kNone));
   return built;
 }
 

@@ -29,10 +29,17 @@ struct PipelineParts {
 };
 
 // Builds the parts of `doc` with `source` as the source (pipeline.source, or the mirror's
-// snapshot source). `snapshot` leaves cdc_unwrap out: snapshot rows are already flat. Unknown
-// connector keys are appended to `warnings`.
+// snapshot source). `snapshot` leaves cdc_unwrap out: snapshot rows are already flat. The sink
+// gets doc.schema's policy. Unknown connector keys are appended to `warnings`.
 Result<PipelineParts> MakeParts(const config::Document& doc, const config::ConnectorSpec& source,
                                 bool snapshot, std::vector<std::string>& warnings);
+
+// The gates of a schema policy (doc.schema: pipeline.schema, or a mirror table's schema_drift):
+// on_drift evolve needs a sink that evolves its destination's schema; quarantine (on_drift, or
+// on_incompatible under evolve) needs a dlq:. A policy for a sink without a schema is accepted
+// with a warning: its rows never drift. Errors are kInvalidArgument at the policy's key.
+Status CheckSchemaPolicy(const config::Document& doc, const SinkCapabilities& sink,
+                         std::vector<std::string>& warnings);
 
 // The pipeline's DLQ options for `doc`, writing to `dlq_sink`; nullopt without a dlq: block.
 std::optional<DlqOptions> DlqOptionsFor(const config::Document& doc, Sink* dlq_sink);

@@ -11,6 +11,17 @@ namespace faucet::cli {
 
 namespace {
 
+std::string DriftSummary(const SchemaPolicy& p) {
+  std::string out = std::string("on_drift ") + OnDriftName(p.on_drift);
+  if (p.on_drift == OnDrift::kEvolve) {
+    out += std::string(", type widening ") + (p.allow_type_widening ? "on" : "off") +
+           ", NOT NULL relaxed " + (p.relax_nullability_on_missing ? "on" : "off") +
+           ", otherwise " +
+           (p.on_incompatible == OnIncompatible::kQuarantine ? "quarantine" : "fail");
+  }
+  return out;
+}
+
 // A config with a mirror: block is checked as `faucet mirror` would run it; the result is a
 // one-line summary, or the error.
 Result<std::string> CheckMirror(assembly::BuiltPipeline& built) {
@@ -23,8 +34,21 @@ Result<std::string> CheckMirror(assembly::BuiltPipeline& built) {
     for (const std::string& g : cfg.tables->include) globs += (globs.empty() ? "" : " ") + g;
     summary += ", tables " + globs + " (a pipeline per table over one stream, " +
                std::to_string(cfg.tables->concurrency) + " snapshots at once)";
+    for (const auto& [table, over] : cfg.tables->per_table) {
+      if (over.schema_drift) {
+        summary += "; " + table + " schema drift: " + DriftSummary(over.schema_drift->policy);
+      }
+    }
   }
   return summary;
+}
+
+// What the sink does when rows drift from its destination, from the built sink and the policy.
+std::string SchemaSummary(const assembly::BuiltPipeline& built) {
+  if (!built.parts.sink->Capabilities().has_schema) {
+    return "none (the sink takes rows of any shape)";
+  }
+  return DriftSummary(built.doc.schema ? built.doc.schema->policy : SchemaPolicy{});
 }
 
 }  // namespace
@@ -43,6 +67,7 @@ int ValidateCommand(const std::string& config_path, bool json) {
       out["sink"] = built->doc.sink.type;
       out["state"] = built->doc.state ? built->doc.state->type : "none";
       out["delivery"] = assembly::GuaranteeName(built->guarantee);
+      out["schema_drift"] = SchemaSummary(*built);
       out["warnings"] = built->warnings;
       if (!mirror->empty()) out["mirror"] = *mirror;
     } else {
@@ -54,11 +79,12 @@ int ValidateCommand(const std::string& config_path, bool json) {
   if (!built.ok()) return ReportFailure(built.status());
   for (const std::string& w : built->warnings)
     std::fprintf(stderr, "warning: %s\n", Redact(w).c_str());
-  std::printf("%s: valid\n  name: %s\n  source: %s\n  sink: %s\n  state: %s\n  delivery: %s\n",
-              config_path.c_str(), built->doc.name.c_str(), built->doc.source.type.c_str(),
-              built->doc.sink.type.c_str(),
-              built->doc.state ? built->doc.state->type.c_str() : "none",
-              assembly::GuaranteeName(built->guarantee));
+  std::printf(
+      "%s: valid\n  name: %s\n  source: %s\n  sink: %s\n  state: %s\n  delivery: %s\n"
+      "  schema drift: %s\n",
+      config_path.c_str(), built->doc.name.c_str(), built->doc.source.type.c_str(),
+      built->doc.sink.type.c_str(), built->doc.state ? built->doc.state->type.c_str() : "none",
+      assembly::GuaranteeName(built->guarantee), SchemaSummary(*built).c_str());
   if (!mirror->empty()) std::printf("  mirror: %s\n", mirror->c_str());
   return kExitOk;
 }

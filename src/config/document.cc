@@ -12,8 +12,8 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <span>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -32,9 +32,10 @@ constexpr std::string_view kTopUnsupported[] = {
     "catalog",    "notifications", "metadata_columns", "backfill",
     "partition",  "shard",         "schedule",         "params",
     "auth",       "local_outputs"};
-constexpr std::string_view kPipelineKeys[] = {"source", "sink", "transforms", "state", "dlq"};
-constexpr std::string_view kPipelineUnsupported[] = {"sources", "sinks",  "quality", "contract",
-                                                     "masking", "schema", "nodes",   "edges"};
+constexpr std::string_view kPipelineKeys[] = {"source", "sink", "transforms",
+                                              "state",  "dlq",  "schema"};
+constexpr std::string_view kPipelineUnsupported[] = {"sources", "sinks", "quality", "contract",
+                                                     "masking", "nodes", "edges"};
 constexpr std::string_view kSourceKeys[] = {"type",   "config", "transforms", "inherit_transforms",
                                             "status", "tags"};
 constexpr std::string_view kSourceUnsupported[] = {"complete_for"};
@@ -43,6 +44,8 @@ constexpr std::string_view kSourceOnlyKeys[] = {"transforms", "inherit_transform
 constexpr std::string_view kSinkKeys[] = {"type", "config", "status", "tags"};
 constexpr std::string_view kStateKeys[] = {"type", "config"};
 constexpr std::string_view kTransformKeys[] = {"type", "config", "key"};
+constexpr std::string_view kSchemaKeys[] = {"on_drift", "allow_type_widening", "on_incompatible",
+                                            "relax_nullability_on_missing"};
 constexpr std::string_view kDlqKeys[] = {"sink", "on_batch_error", "max_failures_per_page",
                                          "max_failures_total", "include_original_payload"};
 
@@ -464,6 +467,10 @@ Result<Document> Build(const YAML::Node& root, const std::shared_ptr<const std::
   if (dlq) {
     ASSIGN_OR_RETURN(doc.dlq, ParseDlq(*dlq, doc.warnings));
   }
+  ASSIGN_OR_RETURN(std::optional<Block> schema, pipeline->OptionalChild("schema"));
+  if (schema) {
+    ASSIGN_OR_RETURN(doc.schema, ParseSchemaSpec(*schema));
+  }
 
   if (top.Has("mirror") && top.Has("replication")) {
     return top.KeyError("replication",
@@ -474,6 +481,26 @@ Result<Document> Build(const YAML::Node& root, const std::shared_ptr<const std::
 }
 
 }  // namespace
+
+Result<SchemaSpec> ParseSchemaSpec(const Block& block) {
+  RETURN_IF_ERROR(CheckKeys(block, kSchemaKeys, {}));
+  SchemaSpec out{SchemaPolicy{}, block};
+  ASSIGN_OR_RETURN(
+      std::string on_drift,
+      block.Enum("on_drift", "warn", {"warn", "evolve", "ignore", "quarantine", "fail"}));
+  for (OnDrift d :
+       {OnDrift::kWarn, OnDrift::kEvolve, OnDrift::kIgnore, OnDrift::kQuarantine, OnDrift::kFail}) {
+    if (on_drift == OnDriftName(d)) out.policy.on_drift = d;
+  }
+  ASSIGN_OR_RETURN(out.policy.allow_type_widening, block.Bool("allow_type_widening", true));
+  ASSIGN_OR_RETURN(std::string incompatible,
+                   block.Enum("on_incompatible", "fail", {"fail", "quarantine"}));
+  out.policy.on_incompatible =
+      incompatible == "quarantine" ? OnIncompatible::kQuarantine : OnIncompatible::kFail;
+  ASSIGN_OR_RETURN(out.policy.relax_nullability_on_missing,
+                   block.Bool("relax_nullability_on_missing", false));
+  return out;
+}
 
 std::string DefaultPipelineName(const std::string& path) {
   return std::filesystem::path(path).stem().string();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/block.h"
+#include "core/schema_policy.h"
 #include "core/status.h"
 
 namespace faucet::config {
@@ -32,12 +33,19 @@ struct DlqSpec {
   bool include_original_payload = true;
 };
 
+// `pipeline.schema:` (or a mirror table's `schema_drift:`): the drift policy, and where it was
+// written, for errors about it.
+struct SchemaSpec {
+  SchemaPolicy policy;
+  Block block;
+};
+
 enum class RequestedDelivery { kAtLeastOnce, kExactlyOnce };
 
 struct Document {
   std::string file;  // the path as given
   std::string name;  // `name:`, default the file stem; valid as a state key prefix
-  Block root;  // the whole document, for errors located at top-level keys
+  Block root;        // the whole document, for errors located at top-level keys
   ConnectorSpec source;
   ConnectorSpec sink;
   // In application order: pipeline.transforms, then pipeline.source.transforms (the reference's
@@ -45,6 +53,7 @@ struct Document {
   std::vector<ConnectorSpec> transforms;
   std::optional<ConnectorSpec> state;
   std::optional<DlqSpec> dlq;
+  std::optional<SchemaSpec> schema;  // absent: the default policy (warn)
   RequestedDelivery delivery = RequestedDelivery::kAtLeastOnce;
   // `mirror:`, or its alias `replication:` (the block's path is the key the file used). Only
   // its shape as a mapping is checked here; the mirror command reads the rest.
@@ -61,6 +70,10 @@ Result<Document> LoadDocument(const std::string& path);
 // (used for the mirror's snapshot.source). Warnings are appended to `warnings`.
 Result<ConnectorSpec> ParseSourceSpec(const Block& parent, const std::string& key,
                                       std::vector<std::string>& warnings);
+
+// Parses a drift policy mapping ({on_drift, allow_type_widening, on_incompatible,
+// relax_nullability_on_missing}) with the reference's defaults.
+Result<SchemaSpec> ParseSchemaSpec(const Block& block);
 
 // Parses config `text` as if read from `file_name`, which is used in messages and for the
 // default name. Resolves ${env:}, ${secret:}, ${file:} (relative to the working directory) and

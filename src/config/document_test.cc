@@ -78,10 +78,15 @@ const MalformedCase kMalformed[] = {
      "t.yaml:2:29: pipeline.source.config: expected a mapping, got 'slot'"},
     {"UnknownPipelineKey", "pipeline:\n  source: {type: a}\n  sink: {type: b}\n  sate: {}\n",
      "t.yaml:4:3: pipeline.sate: unknown key 'sate' (expected one of: source, sink, transforms, "
-     "state, dlq)"},
-    {"UnsupportedPipelineSchema",
-     "pipeline:\n  source: {type: a}\n  sink: {type: b}\n  schema: {on_drift: evolve}\n",
-     "t.yaml:4:3: pipeline.schema: 'schema' is not supported by this build"},
+     "state, dlq, schema)"},
+    {"UnknownDriftPolicy",
+     "pipeline:\n  source: {type: a}\n  sink: {type: b}\n  schema: {on_drift: evolv}\n",
+     "t.yaml:4:22: pipeline.schema.on_drift: expected one of warn, evolve, ignore, quarantine, "
+     "fail, got 'evolv'"},
+    {"UnknownSchemaKey",
+     "pipeline:\n  source: {type: a}\n  sink: {type: b}\n  schema: {on_drit: evolve}\n",
+     "t.yaml:4:12: pipeline.schema.on_drit: unknown key 'on_drit' (expected one of: on_drift, "
+     "allow_type_widening, on_incompatible, relax_nullability_on_missing)"},
     {"UnknownKeyInTransform",
      "pipeline:\n  source: {type: a}\n  transforms:\n    - type: cdc_unwrap\n      keys: [id]\n"
      "  sink: {type: b}\n",
@@ -222,8 +227,9 @@ TEST_F(DocumentTest, AStrayCommaIsAnErrorNotAHang) {
 
 // "Billion laughs": ten levels of ten aliases each name 10^10 values in a few hundred bytes.
 TEST_F(DocumentTest, AliasesThatExpandWithoutBoundAreRejected) {
-  std::string text = "pipeline:\n sink: {type: b}\n source:\n  type: a\n  config:\n"
-                     "   l0: &l0 [v, v, v, v, v, v, v, v, v, v]\n";
+  std::string text =
+      "pipeline:\n sink: {type: b}\n source:\n  type: a\n  config:\n"
+      "   l0: &l0 [v, v, v, v, v, v, v, v, v, v]\n";
   for (int i = 1; i < 10; ++i) {
     std::string prev = "*l" + std::to_string(i - 1);
     text += "   l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/page.h"
+#include "core/schema_policy.h"
 #include "core/status.h"
 
 namespace faucet {
@@ -20,6 +21,11 @@ struct SinkCapabilities {
   bool dedups_by_key = false;
   // The run writes a new copy of the whole target, swapped in at the end of a completed run.
   bool overwrites = false;
+  // Writes rows into a destination with columns, so rows can drift from it: SetSchemaPolicy
+  // decides what happens then. False for sinks that take any shape (files, a JSON column).
+  bool has_schema = false;
+  // Can change the destination's schema (add a column, widen a type): SchemaPolicy kEvolve.
+  bool evolves_schema = false;
 };
 
 class Sink {
@@ -28,6 +34,10 @@ class Sink {
 
   // What this sink does with replayed pages. Known from the config alone (before Open).
   virtual SinkCapabilities Capabilities() const { return {}; }
+
+  // What to do when the rows no longer match the destination's schema; the default policy
+  // (warn) until called. Called before Open; ignored by sinks without has_schema.
+  virtual void SetSchemaPolicy(const SchemaPolicy& policy) { (void)policy; }
 
   // Prepares for writing. `resuming` is true when the pipeline continues from a persisted
   // bookmark: a sink must then keep what earlier runs wrote (never truncate).

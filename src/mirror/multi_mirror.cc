@@ -42,6 +42,7 @@ Json SeedValue(const std::optional<Json>& stored, const Bookmark& position) {
 config::Document TableDocument(const config::Document& doc, const TablePlan& plan) {
   config::Document table_doc = doc;
   table_doc.sink = plan.sink;
+  table_doc.schema = plan.schema;
   return table_doc;
 }
 
@@ -106,7 +107,8 @@ Status MultiMirror::Discover(bool first) {
     names.push_back(t.name);
     selected.push_back(std::move(t));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Source> stream, assembly::MakeSource(built_.doc.source, warnings));
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> stream,
+                   assembly::MakeSource(built_.doc.source, warnings));
   ASSIGN_OR_RETURN(auto not_streamed, stream->TablesNotStreamed(names));
 
   const bool upserts = assembly::SinkWritesByKey(built_.doc.sink.type);
@@ -116,10 +118,13 @@ Status MultiMirror::Discover(bool first) {
     if (plan.refused.empty()) {
       // The table's sink as its pipeline will build it: a config it refuses refuses the table.
       std::vector<std::string> sink_warnings;
-      if (Result<std::unique_ptr<Sink>> sink = assembly::MakeSink(plan.sink, sink_warnings);
-          !sink.ok()) {
-        plan.refused = "table '" + t.name + "': " + sink.status().message();
+      Result<std::unique_ptr<Sink>> sink = assembly::MakeSink(plan.sink, sink_warnings);
+      Status usable = sink.status();
+      if (usable.ok()) {
+        usable = assembly::CheckSchemaPolicy(TableDocument(built_.doc, plan),
+                                             (*sink)->Capabilities(), sink_warnings);
       }
+      if (!usable.ok()) plan.refused = "table '" + t.name + "': " + usable.message();
     }
     if (plan.refused.empty()) {
       if (auto it = not_streamed.find(t.name); it != not_streamed.end()) {
@@ -165,13 +170,15 @@ Status MultiMirror::Discover(bool first) {
           t.last_error = plan.refused;
         } else if (!known || t.phase != TablePhase::kPending) {
           if (d.key.empty()) {
-            spdlog::warn("mirror {}: table '{}' has no primary key: its inserts are appended "
-                         "(without_primary_key: append); its updates and deletes reach the "
-                         "stream only with REPLICA IDENTITY FULL, as appended change rows",
-                         built_.doc.name, plan.table);
+            spdlog::warn(
+                "mirror {}: table '{}' has no primary key: its inserts are appended "
+                "(without_primary_key: append); its updates and deletes reach the "
+                "stream only with REPLICA IDENTITY FULL, as appended change rows",
+                built_.doc.name, plan.table);
           }
-          if (known) spdlog::info("mirror {}: table '{}' is back; it is snapshotted again",
-                                  built_.doc.name, plan.table);
+          if (known)
+            spdlog::info("mirror {}: table '{}' is back; it is snapshotted again", built_.doc.name,
+                         plan.table);
           EnterPhase(t, TablePhase::kPending, now);
           t.last_error.clear();
         }
@@ -188,9 +195,10 @@ Status MultiMirror::Discover(bool first) {
     }
     for (auto& [name, t] : marker_.tables) {
       if (present.count(name) || t.phase == TablePhase::kDropped) continue;
-      spdlog::warn("mirror {}: table '{}' dropped at the source (or no longer selected); no "
-                   "longer routed (destination left untouched)",
-                   built_.doc.name, name);
+      spdlog::warn(
+          "mirror {}: table '{}' dropped at the source (or no longer selected); no "
+          "longer routed (destination left untouched)",
+          built_.doc.name, name);
       EnterPhase(t, TablePhase::kDropped, now);
       resolved_.erase(name);
     }
@@ -284,9 +292,8 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
       }
       reading_[table] = read_plan;
     }
-    spdlog::info("mirror {}: snapshotting table '{}'{} (joins the stream at {})",
-                 built_.doc.name, table,
-                 shards.empty() ? "" : " in " + std::to_string(shards.size()) + " parts",
+    spdlog::info("mirror {}: snapshotting table '{}'{} (joins the stream at {})", built_.doc.name,
+                 table, shards.empty() ? "" : " in " + std::to_string(shards.size()) + " parts",
                  position.ToString());
   }
   RETURN_IF_ERROR(Persist());
@@ -420,18 +427,18 @@ Result<int64_t> MultiMirror::Fail(const std::string& table, const Status& error)
     failed_this_run_[table] = t.last_error;
   }
   if (!paused) {
-    spdlog::warn("mirror {}: table '{}' failed ({} in a row; retried in {} s): {}",
-                 built_.doc.name, table, failures, RetryDelayMs(failures) / 1000.0,
-                 error.message());
+    spdlog::warn("mirror {}: table '{}' failed ({} in a row; retried in {} s): {}", built_.doc.name,
+                 table, failures, RetryDelayMs(failures) / 1000.0, error.message());
     return failures;
   }
   if (tables_.on_table_error == OnTableError::kFail) {
-    return FailedPrecondition("mirror: table '" + table + "' failed " +
-                              std::to_string(failures) + " times: " + error.message());
+    return FailedPrecondition("mirror: table '" + table + "' failed " + std::to_string(failures) +
+                              " times: " + error.message());
   }
-  spdlog::warn("mirror {}: table '{}' paused after {} failures in a row ({}); the rest of the "
-               "stream continues",
-               built_.doc.name, table, failures, error.message());
+  spdlog::warn(
+      "mirror {}: table '{}' paused after {} failures in a row ({}); the rest of the "
+      "stream continues",
+      built_.doc.name, table, failures, error.message());
   return 0;
 }
 
@@ -544,10 +551,11 @@ Status MultiMirror::FinishCycle() {
     failed_this_run_.erase(job->names[i]);
   }
   if (changes > 0 || result.acknowledged) {
-    spdlog::info("mirror {}: cycle ended, {} changes applied over {} tables, stream "
-                 "acknowledged at {}",
-                 built_.doc.name, changes, result.tables.size(),
-                 result.acknowledged ? result.acknowledged->ToString() : "its start");
+    spdlog::info(
+        "mirror {}: cycle ended, {} changes applied over {} tables, stream "
+        "acknowledged at {}",
+        built_.doc.name, changes, result.tables.size(),
+        result.acknowledged ? result.acknowledged->ToString() : "its start");
   }
   for (auto& d : result.draining) draining_.push_back(std::move(d));
   last_source_error_ = result.source;
@@ -581,9 +589,8 @@ Status MultiMirror::Run() {
       if (t.phase == TablePhase::kSnapshotting && !t.snapshot.shard_plan.empty() &&
           resolved_.count(table)) {
         reading_[table] = resolved_.at(table).plan;
-        spdlog::info("mirror {}: table '{}' resumes its snapshot: {} of {} parts left", name,
-                     table, t.snapshot.shards_total - t.snapshot.shards_done,
-                     t.snapshot.shards_total);
+        spdlog::info("mirror {}: table '{}' resumes its snapshot: {} of {} parts left", name, table,
+                     t.snapshot.shards_total - t.snapshot.shards_done, t.snapshot.shards_total);
       }
     }
   }

@@ -18,7 +18,8 @@ const std::vector<std::string> kTablesKeys = {"include",
                                               "max_table_failures",
                                               "retry_paused_secs",
                                               "lag_warning_secs"};
-const std::vector<std::string> kOverrideKeys = {"key", "write_mode", "sink", "snapshot"};
+const std::vector<std::string> kOverrideKeys = {"key", "write_mode", "sink", "snapshot",
+                                                "schema_drift"};
 
 // Rejects keys outside `allowed`.
 Status CheckKeys(const config::Block& block, const std::vector<std::string>& allowed) {
@@ -52,12 +53,6 @@ YAML::Node Copy(const YAML::Node& node) {
 }
 
 Result<TableOverride> ParseOverride(const config::Block& block) {
-  // A reference key, named as such so that the user does not hunt for a typo.
-  if (block.Has("schema_drift")) {
-    return block.KeyError(
-        "schema_drift",
-        "'schema_drift' is not supported by this build (pipeline.schema is not either)");
-  }
   RETURN_IF_ERROR(CheckKeys(block, kOverrideKeys));
   TableOverride out;
   ASSIGN_OR_RETURN(std::vector<std::string> key, block.StringList("key"));
@@ -70,6 +65,10 @@ Result<TableOverride> ParseOverride(const config::Block& block) {
   if (sink) out.sink = Copy(sink->node());
   ASSIGN_OR_RETURN(std::optional<config::Block> snapshot, block.OptionalChild("snapshot"));
   if (snapshot) out.snapshot = Copy(snapshot->node());
+  ASSIGN_OR_RETURN(std::optional<config::Block> drift, block.OptionalChild("schema_drift"));
+  if (drift) {
+    ASSIGN_OR_RETURN(out.schema_drift, config::ParseSchemaSpec(*drift));
+  }
   return out;
 }
 
@@ -379,6 +378,7 @@ TablePlan PlanTable(const TablesConfig& config, const config::Document& doc,
   YAML::Node snapshot = DeepMerge(snapshot_template.config.node(), read_patch);
   snapshot = MergeInto(snapshot, RenderPlaceholders(over.snapshot, table.name));
   plan.snapshot = WithConfig(snapshot_template, snapshot, file);
+  plan.schema = over.schema_drift ? over.schema_drift : doc.schema;
   return plan;
 }
 

@@ -28,6 +28,7 @@ struct TableOverride {
   std::optional<std::string> write_mode;
   YAML::Node sink;      // a sink-config patch (a mapping), or null
   YAML::Node snapshot;  // a snapshot-source-config patch (a mapping), or null
+  std::optional<config::SchemaSpec> schema_drift;  // replaces pipeline.schema for the table
 };
 
 struct TablesConfig {
@@ -38,7 +39,7 @@ struct TablesConfig {
   WithoutPrimaryKey without_primary_key = WithoutPrimaryKey::kRefuse;
   YAML::Node destination;  // a mapping of sink-config fields, or null: the sink's default
   OnTableError on_table_error = OnTableError::kPause;
-  int64_t max_table_failures = 3;  // 0 acts as 1
+  int64_t max_table_failures = 3;   // 0 acts as 1
   int64_t retry_paused_secs = 300;  // 0: paused until the mirror restarts
   int64_t lag_warning_secs = 300;   // 0: no lag warning
   int64_t concurrency = 4;          // mirror.snapshot.concurrency: tables snapshotted at once
@@ -88,9 +89,11 @@ struct TablePlan {
   // The snapshot source with its config = template, merged with the discovered read_patch,
   // then the rendered per_table.snapshot.
   config::ConnectorSpec snapshot;
-  std::string write_mode;         // per_table, else the template's, else upsert/append
-  std::vector<std::string> key;   // per_table, else the discovered key; empty under append
-  std::string refused;            // why it cannot be mirrored ("" when it can)
+  std::string write_mode;        // per_table, else the template's, else upsert/append
+  std::vector<std::string> key;  // per_table, else the discovered key; empty under append
+  std::string refused;           // why it cannot be mirrored ("" when it can)
+  // per_table.schema_drift, else pipeline.schema; absent: the default policy.
+  std::optional<config::SchemaSpec> schema;
 };
 
 // Resolves one discovered table. `sink_upserts`: the sink type supports write_mode upsert.

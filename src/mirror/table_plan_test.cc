@@ -240,11 +240,11 @@ const BadConfigCase kBadConfigs[] = {
      "m.yaml:5:18: mirror.per_table.shop.orders: expected a mapping, got 'upsert'"},
     {"UnknownPerTableKey", "  tables: {}\n  per_table:\n    shop.orders:\n      keys: [id]\n",
      "m.yaml:6:7: mirror.per_table.shop.orders.keys: unknown key 'keys' (expected one of: key, "
-     "write_mode, sink, snapshot)"},
+     "write_mode, sink, snapshot, schema_drift)"},
     {"SchemaDrift",
-     "  tables: {}\n  per_table:\n    shop.orders:\n      schema_drift: {on_drift: evolve}\n",
-     "m.yaml:6:7: mirror.per_table.shop.orders.schema_drift: 'schema_drift' is not supported by "
-     "this build (pipeline.schema is not either)"},
+     "  tables: {}\n  per_table:\n    shop.orders:\n      schema_drift: {on_incompatible: warn}\n",
+     "m.yaml:6:39: mirror.per_table.shop.orders.schema_drift.on_incompatible: expected one of "
+     "fail, quarantine, got 'warn'"},
     {"UnknownWriteMode", "  tables: {}\n  per_table:\n    shop.orders:\n      write_mode: merge\n",
      "m.yaml:6:19: mirror.per_table.shop.orders.write_mode: expected one of append, upsert, "
      "delete, got 'merge'"},
@@ -574,6 +574,20 @@ TEST(PlanTable, PerTableOverridesWin) {
   EXPECT_EQ(Get(other.snapshot.config.node(), "query"), "SELECT * FROM \"shop\".\"items\"");
 }
 
+TEST(PlanTable, PerTableSchemaDriftReplacesPipelineSchema) {
+  Result<Loaded> loaded =
+      Load("  tables: {}\n  per_table: {shop.orders: {schema_drift: {on_drift: evolve}}}\n");
+  ASSERT_OK(loaded);
+  EXPECT_FALSE(
+      Plan(*loaded, Table("shop.orders", {"id"})).schema->policy.relax_nullability_on_missing);
+  EXPECT_EQ(Plan(*loaded, Table("shop.orders", {"id"})).schema->policy.on_drift, OnDrift::kEvolve);
+  EXPECT_FALSE(Plan(*loaded, Table("shop.items", {"id"})).schema) << "no pipeline.schema";
+
+  loaded->doc.schema = config::SchemaSpec{SchemaPolicy{OnDrift::kFail}, loaded->doc.root};
+  EXPECT_EQ(Plan(*loaded, Table("shop.orders", {"id"})).schema->policy.on_drift, OnDrift::kEvolve);
+  EXPECT_EQ(Plan(*loaded, Table("shop.items", {"id"})).schema->policy.on_drift, OnDrift::kFail);
+}
+
 TEST(PlanTable, PerTableWriteModeMakesAnAppendTemplateKeyed) {
   Result<Loaded> loaded = Load("  tables: {}\n  per_table: {shop.orders: {write_mode: upsert}}\n",
                                "{type: postgres, config: {write_mode: append}}");
@@ -618,9 +632,9 @@ TEST(PlanTable, KeylessTableDropsTheDeleteMarker) {
   EXPECT_EQ(Text(Plan(*loaded, Table("shop.log", {})).sink.config.node()),
             "{table_name: log, write_mode: append}");
   // A keyed table keeps it: it deletes by its key.
-  EXPECT_NE(Text(Plan(*loaded, Table("shop.orders", {"id"})).sink.config.node()).find(
-                "delete_marker"),
-            std::string::npos);
+  EXPECT_NE(
+      Text(Plan(*loaded, Table("shop.orders", {"id"})).sink.config.node()).find("delete_marker"),
+      std::string::npos);
 }
 
 TEST(PlanTable, KeylessTableIsNotRefusedForAnAppendSink) {

@@ -70,6 +70,17 @@ const BadConfig kBadConfigs[] = {
      "pipeline:\n  source: {type: mongodb-cdc}\n  sink: {type: stdout}\n",
      "source connector 'mongodb-cdc' is not available in this build"},
     {"unsupported reference key", "matrix: []\npipeline: {}\n", "'matrix' is not supported"},
+    {"schema quarantine without a dlq",
+     "pipeline:\n  source: {type: generator}\n  sink: {type: sqlite, config: {database_url: "
+     "'sqlite://d.db', column_mapping: auto_map, "
+     "table_name: t}}\n  schema: {on_drift: quarantine}\n",
+     "pipe.yaml:4:22: pipeline.schema.on_drift: quarantine sends drifting rows to the "
+     "dead-letter queue, and the pipeline has no dlq: block"},
+    {"schema on_incompatible quarantine without a dlq",
+     "pipeline:\n  source: {type: generator}\n  sink: {type: sqlite, config: {database_url: "
+     "'sqlite://d.db', column_mapping: auto_map, "
+     "table_name: t}}\n  schema: {on_drift: evolve, on_incompatible: quarantine}\n",
+     "pipeline.schema.on_incompatible: quarantine sends drifting rows"},
     {"missing required connector key",
      "pipeline:\n  source: {type: generator}\n  sink: {type: jsonl, config: {}}\n",
      "pipeline.sink.config.path: is required"},
@@ -105,6 +116,40 @@ TEST(Cli, ValidateJsonIsMachineReadable) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"delivery\": \"at-least-once\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"valid\": true"), std::string::npos) << r.output;
+}
+
+// The drift policy validate reports is the one the built sink applies: none for a sink that takes
+// rows of any shape (with a warning when the config sets one), the policy for a SQL sink.
+TEST(Cli, ValidateReportsTheSchemaDriftPolicy) {
+  ProcessResult r = Faucet({"validate", WriteConfig("good.yaml", kGood)});
+  EXPECT_NE(r.output.find("schema drift: none (the sink takes rows of any shape)"),
+            std::string::npos)
+      << r.output;
+  std::string yaml = std::string(kGood) + "  schema: {on_drift: evolve}\n";
+  r = Faucet({"validate", WriteConfig("drift.yaml", yaml)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("drift.yaml:6:22: pipeline.schema.on_drift"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("pipeline.schema.on_drift: sink 'jsonl' in this configuration writes "
+                          "rows of any shape, so they never drift: the policy has no effect"),
+            std::string::npos)
+      << r.output;
+
+  yaml =
+      "pipeline:\n  source: {type: generator}\n"
+      "  sink: {type: sqlite, config: {database_url: 'sqlite://d.db', column_mapping: auto_map, "
+      "table_name: t, write_mode: upsert, key: "
+      "[id]}}\n  schema: {on_drift: evolve, allow_type_widening: false}\n";
+  r = Faucet({"validate", WriteConfig("sql.yaml", yaml)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("schema drift: on_drift evolve, type widening off, NOT NULL relaxed "
+                          "off, otherwise fail"),
+            std::string::npos)
+      << r.output;
+  // Delete mode writes only keys: nothing can drift.
+  yaml.replace(yaml.find("upsert"), 6, "delete");
+  r = Faucet({"validate", WriteConfig("del.yaml", yaml)});
+  EXPECT_NE(r.output.find("schema drift: none"), std::string::npos) << r.output;
 }
 
 TEST(Cli, MissingConfigFileIsAUsageError) {
@@ -339,8 +384,8 @@ TEST(CliMirror, GatesAreConfigErrors) {
     for (const char* command : {"validate", "mirror"}) {
       ProcessResult r = Faucet({command, WriteConfig("gate.yaml", g.yaml)});
       EXPECT_EQ(r.exit_code, 2) << command << ": " << g.what << "\n" << r.output;
-      EXPECT_NE(r.output.find(g.expected), std::string::npos)
-          << command << ": " << g.what << "\n" << r.output;
+      EXPECT_NE(r.output.find(g.expected), std::string::npos) << command << ": " << g.what << "\n"
+                                                              << r.output;
     }
   }
 }

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <utility>
 
 #include "core/json_render.h"
 #include "core/redact.h"
@@ -55,6 +58,77 @@ Literal LiteralFor(const std::string& data_type) {
   if (data_type == "datetime" || data_type == "timestamp") return Literal::kDateTime;
   if (data_type == "time") return Literal::kTime;
   return Literal::kString;
+}
+
+// The class of a column from information_schema's DATA_TYPE, COLUMN_TYPE and
+// CHARACTER_MAXIMUM_LENGTH. DATETIME and TIMESTAMP hold zoned values too: the sink shifts them
+// to UTC.
+sql::TypeClass ClassOf(const std::string& data_type, const std::string& column_type,
+                       const char* max_length) {
+  using K = sql::TypeClass;
+  static const std::pair<const char*, int> kInts[] = {
+      {"tinyint", 8}, {"smallint", 16}, {"mediumint", 24}, {"int", 32}, {"bigint", 64}};
+  if (column_type == "tinyint(1)") return {K::kBool, 0};
+  for (const auto& [name, bits] : kInts) {
+    if (data_type == name) return {K::kInt, bits};
+  }
+  if (data_type == "float") return {K::kFloat, 32};
+  if (data_type == "double") return {K::kFloat, 64};
+  if (data_type == "decimal") return {K::kNumeric, 0};
+  // TEXT (64 KiB) and MEDIUMTEXT are taken as unlimited: judging them would flag every
+  // Postgres text column mirrored into one.
+  if (data_type == "longtext" || data_type == "text" || data_type == "mediumtext") {
+    return {K::kText, 0};
+  }
+  if (data_type == "varchar" || data_type == "char" || data_type == "tinytext") {
+    int64_t n = max_length != nullptr ? std::atoll(max_length) : 0;
+    return {K::kText, static_cast<int>(std::min<int64_t>(n, std::numeric_limits<int>::max()))};
+  }
+  if (LiteralFor(data_type) == Literal::kBinary) return {K::kBytes, 0};
+  if (data_type == "json") return {K::kJson, 0};
+  if (data_type == "date") return {K::kDate, 0};
+  if (data_type == "time") return {K::kTime, 0};
+  if (data_type == "datetime" || data_type == "timestamp") return {K::kTimestampTz, 0};
+  return {};
+}
+
+// The MySQL type of a column for `source`, from its logical type and, for a Postgres source,
+// its width (int4 -> int, varchar(20), numeric(12,2)).
+std::string MysqlType(const Column& source) {
+  const sql::TypeClass c = sql::SourceClass(source);
+  const int32_t mod = source.type_modifier;
+  switch (source.type) {
+    case ValueType::kBool:
+      return "tinyint(1)";
+    case ValueType::kInt:
+      return c.width <= 16 ? "smallint" : c.width <= 32 ? "int" : "bigint";
+    case ValueType::kFloat:
+      return c.width <= 32 ? "float" : "double";
+    case ValueType::kNumeric:
+      if (source.type_oid == 1700 && mod >= 4 && ((mod - 4) >> 16) <= 65 &&
+          ((mod - 4) & 0xffff) <= 30 && ((mod - 4) & 0xffff) <= ((mod - 4) >> 16)) {
+        return "decimal(" + std::to_string((mod - 4) >> 16) + "," +
+               std::to_string((mod - 4) & 0xffff) + ")";
+      }
+      return "decimal(65,30)";
+    case ValueType::kText:
+      // A VARCHAR of utf8mb4 holds at most 16383 characters.
+      return c.width > 0 && c.width <= 16383 ? "varchar(" + std::to_string(c.width) + ")"
+                                             : "longtext";
+    case ValueType::kBytes:
+      return "longblob";
+    case ValueType::kJson:
+      return "json";
+    case ValueType::kDate:
+      return "date";
+    case ValueType::kTime:
+      return "time(6)";
+    case ValueType::kTimestamp:
+    case ValueType::kTimestampTz:
+      return "datetime(6)";
+    default:
+      return "longtext";  // intervals, uuids, arrays, others: their text form
+  }
 }
 
 bool IsPlainNumber(std::string_view s) {
@@ -329,6 +403,40 @@ class MysqlSink : public sql::TableSink {
 
   size_t ScopeWidth() const override { return kScopeChars; }
 
+  std::string TypeFor(const Column& source) const override { return MysqlType(source); }
+
+  // MODIFY restates the whole column: its NULL-ness is kept; a default or comment on a widened
+  // column is not.
+  Status AlterTarget(const std::vector<sql::SchemaChange>& changes) override {
+    RETURN_IF_ERROR(EnsureConnected());
+    std::string actions;
+    for (const sql::SchemaChange& c : changes) {
+      const int t = target().Find(c.column);
+      std::string action;
+      switch (c.kind) {
+        case sql::SchemaChange::kAddColumn:  // MySQL has no ADD COLUMN IF NOT EXISTS
+          if (t < 0) action = "ADD COLUMN " + Quote(c.column) + " " + c.type;
+          break;
+        case sql::SchemaChange::kWidenColumn:
+          action = "MODIFY COLUMN " + Quote(c.column) + " " + c.type +
+                   (t >= 0 && target().columns[t].required ? " NOT NULL" : " NULL");
+          break;
+        case sql::SchemaChange::kDropNotNull:
+          if (t < 0) return NotFound("column " + c.column + " is not in the table");
+          action = "MODIFY COLUMN " + Quote(c.column) + " " + target().columns[t].type + " NULL";
+          break;
+      }
+      if (!action.empty()) actions += (actions.empty() ? "" : ", ") + action;
+    }
+    if (!actions.empty()) {
+      RETURN_IF_ERROR(
+          Query("ALTER TABLE " + write_table_ + " " + actions, "cannot change the table"));
+    }
+    sql::TargetTable target;
+    RETURN_IF_ERROR(ReadTarget(target));
+    return SetTarget(std::move(target));
+  }
+
   Status CreateOverwriteTable() override {
     if (table_.size() + std::strlen(kOverwriteSuffix) > kMaxIdentifierChars) {
       return InvalidArgument("table " + target().display_name + ": the name is too long for " +
@@ -430,9 +538,13 @@ class MysqlSink : public sql::TableSink {
   Status ReadTarget(sql::TargetTable& table) {
     table.display_name = parts_.database + "." + table_;
     std::string name;
-    AppendString(table_, name);
+    AppendString(write_table_ == Quote(table_) ? table_ : table_ + kOverwriteSuffix, name);
+    // MariaDB reports a nullable column's NULL default as the text NULL, and a column without
+    // default as SQL NULL.
     std::string sql =
-        "SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, EXTRA FROM information_schema.COLUMNS"
+        "SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, EXTRA, CHARACTER_MAXIMUM_LENGTH,"
+        " IS_NULLABLE = 'NO' AND COLUMN_DEFAULT IS NULL AND EXTRA NOT LIKE '%auto_increment%'"
+        " FROM information_schema.COLUMNS"
         " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
         name + " ORDER BY ORDINAL_POSITION";
     RETURN_IF_ERROR(Query(sql, "cannot read the table's columns"));
@@ -441,7 +553,8 @@ class MysqlSink : public sql::TableSink {
     literals_.clear();
     while (MYSQL_ROW row = mysql_fetch_row(res)) {
       if (std::strstr(row[3] != nullptr ? row[3] : "", "GENERATED") != nullptr) continue;
-      table.columns.push_back({row[0], row[1]});
+      table.columns.push_back({row[0], row[1], ClassOf(row[2], row[1], row[4]),
+                               row[5] != nullptr && std::strcmp(row[5], "1") == 0});
       literals_.push_back(LiteralFor(row[2]));
     }
     mysql_free_result(res);

@@ -38,10 +38,160 @@ constexpr size_t kCopyChunkBytes = 1 << 20;
 // so a destination's statement_timeout does not cancel the load (and retrying it would not
 // help), while the per-statement cost stays negligible.
 constexpr size_t kBulkCopyBytes = 128 << 20;
-constexpr size_t kUnnestMaxRows = 4096;        // a larger page takes the staged path,
-constexpr size_t kUnnestMaxBytes = 64 << 20;    // and so does a page of more bytes than this
+constexpr size_t kUnnestMaxRows = 4096;       // a larger page takes the staged path,
+constexpr size_t kUnnestMaxBytes = 64 << 20;  // and so does a page of more bytes than this
 
 std::string Quote(std::string_view ident) { return QuoteIdentifier(ident, '"'); }
+
+// The class of a column type as format_type spells it ("integer", "character varying(20)",
+// "timestamp(3) with time zone", "integer[]").
+sql::TypeClass ClassOf(std::string_view type) {
+  using K = sql::TypeClass;
+  auto starts = [&](std::string_view prefix) { return type.substr(0, prefix.size()) == prefix; };
+  auto length = [&](std::string_view prefix) {  // "(n)" after prefix, 0 when absent
+    int n = 0;
+    if (type.size() > prefix.size() + 1 && type[prefix.size()] == '(') {
+      std::from_chars(type.data() + prefix.size() + 1, type.data() + type.size(), n);
+    }
+    return n;
+  };
+  if (type.size() > 2 && type.substr(type.size() - 2) == "[]") return {K::kArray, 0};
+  if (type == "smallint") return {K::kInt, 16};
+  if (type == "integer") return {K::kInt, 32};
+  if (type == "bigint") return {K::kInt, 64};
+  if (type == "real") return {K::kFloat, 32};
+  if (type == "double precision") return {K::kFloat, 64};
+  if (starts("numeric")) return {K::kNumeric, 0};
+  if (type == "text") return {K::kText, 0};
+  if (starts("character varying")) return {K::kText, length("character varying")};
+  if (starts("character")) return {K::kText, std::max(1, length("character"))};
+  if (type == "boolean") return {K::kBool, 0};
+  if (type == "bytea") return {K::kBytes, 0};
+  if (type == "json" || type == "jsonb") return {K::kJson, 0};
+  if (type == "date") return {K::kDate, 0};
+  if (type == "uuid") return {K::kUuid, 0};
+  if (starts("interval")) return {K::kInterval, 0};
+  const bool without_zone = type.find("without time zone") != std::string_view::npos;
+  if (starts("timestamp")) return {without_zone ? K::kTimestamp : K::kTimestampTz, 0};
+  if (starts("time") && without_zone) return {K::kTime, 0};
+  return {};
+}
+
+// The Postgres type of a column for `source`: its own type when the source is Postgres and the
+// type is built in, else one that holds its logical type's text form.
+std::string PostgresType(const Column& source) {
+  const int32_t mod = source.type_modifier;
+  auto with_length = [&](const char* name) {  // varchar/bpchar typmods count a 4-byte header
+    return mod >= 4 ? std::string(name) + "(" + std::to_string(mod - 4) + ")" : std::string(name);
+  };
+  auto with_precision = [&](const char* name, const char* zone) {
+    return std::string(name) + (mod >= 0 ? "(" + std::to_string(mod) + ")" : "") + zone;
+  };
+  switch (source.type_oid) {
+    case 16:
+      return "boolean";
+    case 17:
+      return "bytea";
+    case 20:
+      return "bigint";
+    case 21:
+      return "smallint";
+    case 23:
+      return "integer";
+    case 25:
+      return "text";
+    case 114:
+      return "json";
+    case 700:
+      return "real";
+    case 701:
+      return "double precision";
+    case 869:
+      return "inet";
+    case 650:
+      return "cidr";
+    case 829:
+      return "macaddr";
+    case 1042:
+      return with_length("character");
+    case 1043:
+      return with_length("character varying");
+    case 1082:
+      return "date";
+    case 1083:
+      return with_precision("time", " without time zone");
+    case 1114:
+      return with_precision("timestamp", " without time zone");
+    case 1184:
+      return with_precision("timestamp", " with time zone");
+    case 1186:
+      return "interval";
+    case 1266:
+      return with_precision("time", " with time zone");
+    case 1700:
+      if (mod >= 4 && ((mod - 4) & 0xffff) <= ((mod - 4) >> 16)) {
+        return "numeric(" + std::to_string((mod - 4) >> 16) + "," +
+               std::to_string((mod - 4) & 0xffff) + ")";
+      }
+      return "numeric";
+    case 2950:
+      return "uuid";
+    case 3802:
+      return "jsonb";
+    case 1000:
+      return "boolean[]";
+    case 1005:
+      return "smallint[]";
+    case 1007:
+      return "integer[]";
+    case 1016:
+      return "bigint[]";
+    case 1009:
+      return "text[]";
+    case 1015:
+      return "character varying[]";
+    case 1021:
+      return "real[]";
+    case 1022:
+      return "double precision[]";
+    case 1231:
+      return "numeric[]";
+    case 2951:
+      return "uuid[]";
+    case 3807:
+      return "jsonb[]";
+    default:
+      break;
+  }
+  switch (source.type) {
+    case ValueType::kBool:
+      return "boolean";
+    case ValueType::kInt:
+      return "bigint";
+    case ValueType::kFloat:
+      return "double precision";
+    case ValueType::kNumeric:
+      return "numeric";
+    case ValueType::kBytes:
+      return "bytea";
+    case ValueType::kJson:
+      return "jsonb";
+    case ValueType::kDate:
+      return "date";
+    case ValueType::kTime:
+      return "time without time zone";
+    case ValueType::kTimestamp:
+      return "timestamp without time zone";
+    case ValueType::kTimestampTz:
+      return "timestamp with time zone";
+    case ValueType::kInterval:
+      return "interval";
+    case ValueType::kUuid:
+      return "uuid";
+    default:
+      return "text";  // text, arrays and types of unknown kind, as their text form
+  }
+}
 
 // libpq messages end with a newline and may span lines; one line reads better in a log.
 std::string OneLine(const char* message) {
@@ -239,6 +389,38 @@ class PostgresSink : public sql::TableSink {
 
   size_t ScopeWidth() const override { return std::numeric_limits<size_t>::max(); }
 
+  std::string TypeFor(const Column& source) const override { return PostgresType(source); }
+
+  Status AlterTarget(const std::vector<sql::SchemaChange>& changes) override {
+    RETURN_IF_ERROR(EnsureConnected());
+    std::string ddl = "ALTER TABLE " + write_table_ + " ";
+    for (size_t i = 0; i < changes.size(); ++i) {
+      const sql::SchemaChange& c = changes[i];
+      const std::string column = Quote(c.column);
+      if (i > 0) ddl += ", ";
+      switch (c.kind) {
+        case sql::SchemaChange::kAddColumn:
+          ddl += "ADD COLUMN IF NOT EXISTS " + column + " " + c.type;
+          break;
+        case sql::SchemaChange::kWidenColumn:
+          ddl += "ALTER COLUMN " + column + " TYPE " + c.type + " USING " + column + "::" + c.type;
+          break;
+        case sql::SchemaChange::kDropNotNull:
+          ddl += "ALTER COLUMN " + column + " DROP NOT NULL";
+          break;
+      }
+    }
+    RETURN_IF_ERROR(Exec(ddl, "cannot change the table").status());
+    sql::TargetTable target;
+    RETURN_IF_ERROR(ReadTarget(target));
+    RETURN_IF_ERROR(SetTarget(std::move(target)));
+    // The staging table takes the target's column types.
+    RETURN_IF_ERROR(
+        Exec(std::string("DROP TABLE IF EXISTS ") + kStage, "cannot drop the staging table")
+            .status());
+    return PrepareSession();
+  }
+
   Status CreateOverwriteTable() override {
     RETURN_IF_ERROR(CheckOverwriteName());
     RETURN_IF_ERROR(EnsureConnected());
@@ -327,7 +509,7 @@ class PostgresSink : public sql::TableSink {
 
   Status ReadTarget(sql::TargetTable& table) {
     table.display_name = schema_ + "." + table_;
-    ASSIGN_OR_RETURN(PgResult oid, ExecParams("SELECT to_regclass($1)::oid", {qualified_},
+    ASSIGN_OR_RETURN(PgResult oid, ExecParams("SELECT to_regclass($1)::oid", {write_table_},
                                               "cannot look up the table"));
     if (PQgetisnull(oid.get(), 0, 0)) {
       return NotFound("postgres sink: table " + table.display_name +
@@ -340,7 +522,8 @@ class PostgresSink : public sql::TableSink {
                    " CASE WHEN t.typtype = 'd' THEN format_type(t.typbasetype, t.typtypmod)"
                    " ELSE format_type(a.atttypid, a.atttypmod) END, a.attgenerated <> '',"
                    " format_type(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END,"
-                   " -1), COALESCE(b.typtype = 'd', false)"
+                   " -1), COALESCE(b.typtype = 'd', false),"
+                   " a.attnotnull AND NOT a.atthasdef AND a.attidentity = ''"
                    " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
                    " LEFT JOIN pg_type b ON t.typtype = 'd' AND b.oid = t.typbasetype"
                    " WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped"
@@ -351,7 +534,9 @@ class PostgresSink : public sql::TableSink {
     unnest_ok_ = true;
     for (int i = 0; i < PQntuples(cols.get()); ++i) {
       if (std::strcmp(PQgetvalue(cols.get(), i, 3), "t") == 0) continue;  // generated
-      table.columns.push_back({PQgetvalue(cols.get(), i, 0), PQgetvalue(cols.get(), i, 1)});
+      table.columns.push_back({PQgetvalue(cols.get(), i, 0), PQgetvalue(cols.get(), i, 1),
+                               ClassOf(PQgetvalue(cols.get(), i, 2)),
+                               std::strcmp(PQgetvalue(cols.get(), i, 6), "t") == 0});
       stage_types_.push_back(PQgetvalue(cols.get(), i, 2));
       cast_types_.push_back(PQgetvalue(cols.get(), i, 4));
       // A domain over a domain: the cast to the inner domain would apply its base type's
@@ -456,7 +641,8 @@ class PostgresSink : public sql::TableSink {
 
   // Sends the rows buffered in buf_ to the open COPY.
   bool SendCopyData() {
-    bool sent = buf_.empty() || PQputCopyData(conn_, buf_.data(), static_cast<int>(buf_.size())) == 1;
+    bool sent =
+        buf_.empty() || PQputCopyData(conn_, buf_.data(), static_cast<int>(buf_.size())) == 1;
     buf_.clear();
     return sent;
   }
@@ -846,7 +1032,7 @@ class PostgresSink : public sql::TableSink {
   PGconn* conn_ = nullptr;
   std::vector<std::string> stage_types_;  // per target column
   std::vector<std::string> cast_types_;   // per target column: its (base) type, unconstrained
-  bool unnest_ok_ = true;                  // the whole-page path may run (see CanUnnest)
+  bool unnest_ok_ = true;                 // the whole-page path may run (see CanUnnest)
   // Reused across pages.
   std::string buf_;
   std::string sql_;

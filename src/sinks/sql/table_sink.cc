@@ -1,10 +1,69 @@
 #include "sinks/sql/table_sink.h"
 
+#include <spdlog/spdlog.h>
+
+#include <set>
+
 namespace faucet::sql {
 
 Status TableSink::SetTarget(TargetTable target) {
   target_ = std::move(target);
   ASSIGN_OR_RETURN(plan_, WritePlan::Make(target_, spec_));
+  checked_.clear();
+  return Status::Ok();
+}
+
+namespace {
+
+std::string Describe(const SchemaChange& change) {
+  switch (change.kind) {
+    case SchemaChange::kAddColumn:
+      return "added column " + change.column + " " + change.type;
+    case SchemaChange::kWidenColumn:
+      return "widened column " + change.column + " to " + change.type;
+    case SchemaChange::kDropNotNull:
+      return "dropped NOT NULL from column " + change.column;
+  }
+  return "";
+}
+
+}  // namespace
+
+Status TableSink::ResolveDrift(const Page& page) {
+  auto type_for = [this](const Column& column) { return TypeFor(column); };
+  std::set<const Relation*> evolved;
+  for (size_t i = 0; i < page.changes.size(); ++i) {
+    const Change& c = page.changes[i];
+    if (!plan_->writes_columns()) return Status::Ok();
+    if (c.op == ChangeOp::kTruncate || !c.relation || checked_.count(c.relation.get())) continue;
+    std::vector<Drift> drifts =
+        DiffSchema(*c.relation, plan_->TargetOf(c.relation), target_, type_for);
+    DriftDecision decision = Decide(drifts, *c.relation, target_, policy_, type_for);
+    if (decision.error) return *decision.error;
+    for (const std::string& w : decision.warnings) {
+      if (policy_.on_drift == OnDrift::kIgnore) {
+        spdlog::debug("{}", w);
+      } else {
+        spdlog::warn("{}", w);
+      }
+    }
+    if (!decision.changes.empty()) {
+      if (!evolved.insert(c.relation.get()).second) {
+        return Internal("table " + target_.display_name +
+                        ": the destination still differs from the source after " +
+                        Describe(decision.changes.front()));
+      }
+      RETURN_IF_ERROR(AlterTarget(decision.changes)
+                          .WithContext("table " + target_.display_name + ": on_drift: evolve"));
+      for (const SchemaChange& change : decision.changes) {
+        spdlog::info("table {}: {} (on_drift: evolve)", target_.display_name, Describe(change));
+      }
+      i = static_cast<size_t>(-1);  // SetTarget made a new plan: check every relation again
+      continue;
+    }
+    if (!decision.quarantine.empty()) plan_->Quarantine(c.relation, std::move(decision.quarantine));
+    checked_.emplace(c.relation.get(), c.relation);
+  }
   return Status::Ok();
 }
 
@@ -13,6 +72,8 @@ SinkCapabilities TableSink::Capabilities() const {
   c.atomic_watermark = spec_.mode != WriteMode::kOverwrite;
   c.dedups_by_key = spec_.mode == WriteMode::kUpsert || spec_.mode == WriteMode::kDelete;
   c.overwrites = spec_.mode == WriteMode::kOverwrite;
+  c.has_schema = spec_.auto_map && spec_.mode != WriteMode::kDelete;
+  c.evolves_schema = c.has_schema;
   return c;
 }
 
@@ -55,6 +116,7 @@ Status TableSink::WritePage(const Page& page, const std::string* scope, const st
     token_table_ready_ = true;
   }
 
+  RETURN_IF_ERROR(ResolveDrift(page));
   WritePlan& plan = *plan_;
   plan.Build(page);
   if (!plan.rejected().empty()) {

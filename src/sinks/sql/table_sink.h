@@ -8,6 +8,9 @@
 //                    naming the table, the key and the column.
 //   WriteIsolating   refused rows are left out and reported; the rest is committed.
 //   WriteIdempotent  as Write, plus the commit token in the same transaction.
+// Before a page is planned, each source relation it brings is checked against the target once
+// and the schema policy applied (sinks/sql/schema_drift.h): evolve alters the table being
+// written (AlterTarget) before the page's transaction begins.
 // Overwrite mode writes into a new table created before the first page; Finish(true) swaps it
 // in, Finish(false) drops it and leaves the old table as it was.
 //
@@ -20,10 +23,12 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/sink.h"
 #include "sinks/sql/apply_isolating.h"
+#include "sinks/sql/schema_drift.h"
 #include "sinks/sql/target_table.h"
 #include "sinks/sql/write_plan.h"
 #include "sinks/sql/write_spec.h"
@@ -38,8 +43,9 @@ class TableSink : public Sink {
   // Connects and reads the target table (OpenTable). An overwrite cannot continue from a
   // bookmark: it would swap in a table holding only the rows after it.
   // Tokens in every mode but overwrite (WriteIdempotent refuses it); upsert and delete write
-  // by key.
+  // by key; rows written as columns (auto_map, not delete mode) have a schema, which evolves.
   SinkCapabilities Capabilities() const final;
+  void SetSchemaPolicy(const SchemaPolicy& policy) final { policy_ = policy; }
   Status Open(bool resuming) final;
   Status Write(const Page& page) final;
   Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) final;
@@ -55,7 +61,8 @@ class TableSink : public Sink {
 
   // Connects and reads the target table from the catalog, then calls SetTarget.
   virtual Status OpenTable() = 0;
-  // Called by OpenTable once the target table is read: checks the spec against it.
+  // Called by OpenTable (and AlterTarget) once the target table is read: checks the spec
+  // against it.
   Status SetTarget(TargetTable target);
   const TargetTable& target() const { return target_; }
   // True once SetTarget succeeded (Open ran): CommittedToken may come before it.
@@ -77,6 +84,13 @@ class TableSink : public Sink {
   virtual Status StoreToken(const std::string& scope, const std::string& token) = 0;
   // The width of the token table's scope column (for ScopeKey).
   virtual size_t ScopeWidth() const = 0;
+  // Schema evolution. TypeFor: the type a column for `source` gets (ADD COLUMN, widening), as
+  // the database spells it. AlterTarget: applies `changes` to the table being written (idempotent
+  // where the database allows: ADD COLUMN IF NOT EXISTS), outside a page's transaction, then
+  // reads the table again and calls SetTarget; a change the database cannot make is an error
+  // naming it.
+  virtual std::string TypeFor(const Column& source) const = 0;
+  virtual Status AlterTarget(const std::vector<SchemaChange>& changes) = 0;
   // Overwrite: create "{table}__faucet_new" like the target (dropping a leftover of an earlier
   // run) and direct writes to it; swap it in atomically; or drop it.
   virtual Status CreateOverwriteTable() = 0;
@@ -101,12 +115,17 @@ class TableSink : public Sink {
   // Writes the page into the bulk load when one is requested or open; false when the page
   // must take the usual path.
   Result<bool> WriteBulk(const WritePlan& plan);
+  // Applies the schema policy to the relations of `page` not checked yet.
+  Status ResolveDrift(const Page& page);
   Status WritePage(const Page& page, const std::string* scope, const std::string* token,
                    std::vector<RejectedRow>* rejected);
 
   WriteSpec spec_;
+  SchemaPolicy policy_;
   TargetTable target_;
   std::unique_ptr<WritePlan> plan_;
+  // Relations checked against the target (kept alive, so an address is never reused).
+  std::unordered_map<const Relation*, RelationPtr> checked_;
   bool overwrite_created_ = false;
   bool token_table_ready_ = false;
   enum class Bulk { kOff, kRequested, kOpen };

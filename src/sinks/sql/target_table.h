@@ -1,6 +1,7 @@
 // TargetTable: the destination table as its catalog describes it, read once when a sink opens.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,11 +10,40 @@
 
 namespace faucet::sql {
 
+// What values a column type holds, coarsely: enough to tell whether a destination column can
+// take what a source column sends (sinks/sql/schema_drift.h).
+struct TypeClass {
+  enum Kind : uint8_t {
+    kUnknown,  // a type we do not judge (an enum, a domain, SQLite's dynamic types): always fits
+    kBool,
+    kInt,      // width: bits (16, 32, 64)
+    kFloat,    // width: bits (32, 64)
+    kNumeric,  // arbitrary precision
+    kText,     // width: the maximum length in characters, 0 for unlimited
+    kBytes,
+    kJson,
+    kDate,
+    kTime,
+    kTimestamp,
+    kTimestampTz,
+    kInterval,
+    kUuid,
+    kArray,
+  };
+  Kind kind = kUnknown;
+  int width = 0;
+
+  bool operator==(const TypeClass&) const = default;
+};
+
 struct TargetColumn {
   std::string name;
   // The type as the database spells it ("integer", "varchar(20)", "BLOB"): sinks derive their
   // per-column conversions from it, messages quote it.
   std::string type;
+  TypeClass type_class;
+  // NOT NULL without a default (nor identity or generation): an insert must give it a value.
+  bool required = false;
 };
 
 struct TargetTable {

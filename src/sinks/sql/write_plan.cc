@@ -100,16 +100,15 @@ const WritePlan::Mapping& WritePlan::MappingFor(const RelationPtr& relation) {
 
   m.target_of.assign(rel.columns.size(), -1);
   for (size_t j = 0; j < rel.columns.size(); ++j) {
-    if (static_cast<int>(j) == m.marker) continue;
+    if (static_cast<int>(j) == m.marker) {
+      m.target_of[j] = -2;
+      continue;
+    }
     const std::string& name = rel.columns[j].name;
     int t = target_.Find(name);
     // A case-insensitive match yields to a row column of exactly the target's name.
     if (t >= 0 && target_.columns[t].name != name && rel.FindColumn(target_.columns[t].name) >= 0) {
       t = -1;
-    }
-    if (t < 0 && warned_.insert(name).second) {
-      spdlog::warn("table {}: the rows' column {} is not a column of the table; not written",
-                   target_.display_name, name);
     }
     m.target_of[j] = t;
   }
@@ -123,6 +122,22 @@ const WritePlan::Mapping& WritePlan::MappingFor(const RelationPtr& relation) {
     }
   }
   return mappings_.emplace(relation.get(), std::move(m)).first->second;
+}
+
+void WritePlan::Quarantine(const RelationPtr& relation, std::vector<QuarantineRule> rules) {
+  MappingFor(relation);
+  mappings_.at(relation.get()).quarantine = std::move(rules);
+}
+
+const QuarantineRule* WritePlan::Quarantined(const Mapping& m, const Row& row) const {
+  for (const QuarantineRule& rule : m.quarantine) {
+    if (rule.source < 0) return &rule;
+    if (static_cast<size_t>(rule.source) < row.size() &&
+        row[rule.source].state == CellState::kValue) {
+      return &rule;
+    }
+  }
+  return nullptr;
 }
 
 bool WritePlan::IsDeleteMarked(const Mapping& m, const Row& row) const {
@@ -258,6 +273,13 @@ void WritePlan::Build(const Page& page) {
       continue;
     }
     const Mapping& m = MappingFor(c.relation);
+    if (!m.quarantine.empty() && c.after && c.op != ChangeOp::kDelete &&
+        !(c.op == ChangeOp::kRead && IsDeleteMarked(m, *c.after))) {
+      if (const QuarantineRule* rule = Quarantined(m, *c.after)) {
+        Reject(i, m, *c.after, rule->column, rule->message);
+        continue;
+      }
+    }
     switch (mode_) {
       case Mode::kInsert:
         if (c.op == ChangeOp::kDelete) {

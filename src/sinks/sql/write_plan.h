@@ -17,8 +17,9 @@
 //                                  JSON document (core/json_render.h) into the JSON column.
 //
 // Column mapping: a row column maps by name to the target column of that name (TargetTable::
-// Find); a row column the target lacks is ignored (warned once per name); a target column the
-// row lacks is not written. The delete marker column (delete_marker.field, or cdc_unwrap's
+// Find); a row column the target lacks is not written (schema drift, which the sink's policy
+// judges first: sinks/sql/schema_drift.h); a target column the row lacks is not written. The delete
+// marker column (delete_marker.field, or cdc_unwrap's
 // "__op" when the target has no such column) is never written as data. Without delete_marker,
 // an upsert still treats "__op" = "d" as a delete: upserting the before image of a deleted row
 // would resurrect it (the reference's defect, spec §9).
@@ -45,6 +46,7 @@
 
 #include "core/page.h"
 #include "core/sink.h"
+#include "sinks/sql/schema_drift.h"
 #include "sinks/sql/target_table.h"
 #include "sinks/sql/write_spec.h"
 
@@ -66,6 +68,17 @@ class WritePlan {
   // The key index refers back to the plan.
   WritePlan(const WritePlan&) = delete;
   WritePlan& operator=(const WritePlan&) = delete;
+
+  // True when rows write the target's columns (append, upsert, overwrite), so rows can drift
+  // from it; false in delete mode (only the key) and with a JSON mapping (one document).
+  bool writes_columns() const { return mode_ == Mode::kInsert || mode_ == Mode::kUpsert; }
+  // Per column of `relation`: the target column it is written to, -1 when the target lacks it,
+  // -2 when it is never written (the delete marker).
+  const std::vector<int>& TargetOf(const RelationPtr& relation) {
+    return MappingFor(relation).target_of;
+  }
+  // From the next Build on, changes of `relation` that `rules` select are refused (rejected()).
+  void Quarantine(const RelationPtr& relation, std::vector<QuarantineRule> rules);
 
   // Replaces the plan with the one for `page`. Cells point into `page` (and into the plan, for
   // rendered JSON): `page` must outlive every use of the plan until the next Build.
@@ -105,6 +118,7 @@ class WritePlan {
     std::vector<int> key_source;  // per key column: relation column index or -1
     int marker = -1;              // relation column holding the delete marker, or -1
     const std::vector<std::string>* marker_values = nullptr;
+    std::vector<QuarantineRule> quarantine;
   };
 
   // Hash and equality of internal rows by their key cells, for the per-key reduction.
@@ -122,6 +136,8 @@ class WritePlan {
 
   const Mapping& MappingFor(const RelationPtr& relation);
   bool IsDeleteMarked(const Mapping& m, const Row& row) const;
+  // The first quarantine rule of `m` that `row` (an inserted or upserted image) falls under.
+  const QuarantineRule* Quarantined(const Mapping& m, const Row& row) const;
   bool KeyDiffers(const Mapping& m, const Row& a, const Row& b) const;
   // Adds `row` of change `change` as `action`; keyed actions merge into the key's earlier row.
   void Add(RowAction action, size_t change, const Mapping& m, const Row& row);

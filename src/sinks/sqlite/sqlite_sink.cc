@@ -100,11 +100,7 @@ class SqliteSink : public sql::TableSink {
  protected:
   Status OpenTable() override {
     RETURN_IF_ERROR(OpenDatabase());
-    sql::TargetTable target;
-    RETURN_IF_ERROR(ReadTarget(target));
-    bindings_.clear();
-    for (const sql::TargetColumn& c : target.columns) bindings_.push_back(BindingFor(c.type));
-    return SetTarget(std::move(target));
+    return Reread();
   }
 
   // IMMEDIATE takes the write lock now: a deferred transaction that upgrades later can fail
@@ -189,6 +185,38 @@ class SqliteSink : public sql::TableSink {
     ClearStatements();
     write_table_ = fresh;
     return Status::Ok();
+  }
+
+  // SQLite's declared types are affinities, not limits: a column takes a value of any type, so
+  // types never drift and only a missing column is added.
+  std::string TypeFor(const Column& source) const override {
+    switch (source.type) {
+      case ValueType::kBool:
+      case ValueType::kInt:
+        return "INTEGER";
+      case ValueType::kFloat:
+        return "REAL";
+      case ValueType::kNumeric:
+        return "NUMERIC";
+      case ValueType::kBytes:
+        return "BLOB";
+      default:
+        return "TEXT";
+    }
+  }
+
+  Status AlterTarget(const std::vector<sql::SchemaChange>& changes) override {
+    for (const sql::SchemaChange& c : changes) {
+      if (c.kind != sql::SchemaChange::kAddColumn) {
+        return FailedPrecondition("SQLite cannot change column " + c.column +
+                                  " in place (only a missing column can be added)");
+      }
+      if (target().Find(c.column) >= 0) continue;
+      RETURN_IF_ERROR(
+          ExecText("ALTER TABLE " + write_table_ + " ADD COLUMN " + Quote(c.column) + " " + c.type,
+                   "cannot add column " + c.column));
+    }
+    return Reread();
   }
 
   Status SwapOverwriteTable() override {
@@ -325,12 +353,27 @@ class SqliteSink : public sql::TableSink {
     return rc == SQLITE_DONE ? Status::Ok() : Error(rc, "cannot read the schema");
   }
 
+  // Reads the table being written (and its column bindings) and hands it to SetTarget.
+  Status Reread() {
+    ClearStatements();
+    sql::TargetTable target;
+    RETURN_IF_ERROR(ReadTarget(target));
+    bindings_.clear();
+    for (const sql::TargetColumn& c : target.columns) bindings_.push_back(BindingFor(c.type));
+    return SetTarget(std::move(target));
+  }
+
   Status ReadTarget(sql::TargetTable& table) {
     table.display_name = table_;
+    const std::string written = write_table_ == Quote(table_) ? table_ : table_ + kOverwriteSuffix;
     sqlite3_stmt* stmt = nullptr;
-    // table_xinfo also lists generated columns (hidden 2 and 3), which are not written.
-    RETURN_IF_ERROR(Prepare("SELECT name, type, pk, hidden FROM pragma_table_xinfo(?)", &stmt));
-    sqlite3_bind_text(stmt, 1, table_.data(), static_cast<int>(table_.size()), SQLITE_STATIC);
+    // table_xinfo also lists generated columns (hidden 2 and 3), which are not written. A
+    // primary key column is filled by the rowid when it is its alias, so it is never required.
+    RETURN_IF_ERROR(
+        Prepare("SELECT name, type, pk, hidden, \"notnull\" AND dflt_value IS NULL AND pk = 0"
+                " FROM pragma_table_xinfo(?)",
+                &stmt));
+    sqlite3_bind_text(stmt, 1, written.data(), static_cast<int>(written.size()), SQLITE_STATIC);
     std::map<int, std::string> primary_key;
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -339,7 +382,8 @@ class SqliteSink : public sql::TableSink {
       int pk = sqlite3_column_int(stmt, 2);
       if (pk > 0) primary_key[pk] = name;
       if (sqlite3_column_int(stmt, 3) != 0) continue;
-      table.columns.push_back({name, type != nullptr ? reinterpret_cast<const char*>(type) : ""});
+      table.columns.push_back({name, type != nullptr ? reinterpret_cast<const char*>(type) : "",
+                               sql::TypeClass{}, sqlite3_column_int(stmt, 4) != 0});
     }
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) return Error(rc, "cannot read the table's columns");
@@ -357,7 +401,7 @@ class SqliteSink : public sql::TableSink {
                 " pragma_index_info(il.name) AS ii WHERE il.\"unique\" AND NOT il.partial"
                 " ORDER BY il.name, ii.seqno",
                 &stmt));
-    sqlite3_bind_text(stmt, 1, table_.data(), static_cast<int>(table_.size()), SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 1, written.data(), static_cast<int>(written.size()), SQLITE_STATIC);
     std::string index;
     bool has_expression = false;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {

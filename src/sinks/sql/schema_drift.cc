@@ -1,0 +1,215 @@
+#include "sinks/sql/schema_drift.h"
+
+namespace faucet::sql {
+namespace {
+
+// Postgres type OIDs whose width the class records.
+constexpr uint32_t kInt8Oid = 20, kInt2Oid = 21, kInt4Oid = 23, kFloat4Oid = 700, kFloat8Oid = 701,
+                   kBpcharOid = 1042, kVarcharOid = 1043;
+constexpr int32_t kVarHeader = 4;  // varchar/bpchar typmods count a 4-byte header
+
+bool Integral(TypeClass c) { return c.kind == TypeClass::kInt; }
+
+// Text of every kind fits a text column, as its text form; a limited one needs a length check.
+Fit FitText(TypeClass target, TypeClass source) {
+  if (target.width == 0) return Fit::kFits;
+  if (source.kind != TypeClass::kText) return Fit::kFits;  // short forms; the database checks
+  return source.width != 0 && source.width <= target.width ? Fit::kFits : Fit::kWiden;
+}
+
+std::string Suffix(const SchemaPolicy& policy) {
+  return std::string(" (on_drift: ") + OnDriftName(policy.on_drift) + ")";
+}
+
+}  // namespace
+
+TypeClass SourceClass(const Column& column) {
+  switch (column.type_oid) {
+    case kInt2Oid:
+      return {TypeClass::kInt, 16};
+    case kInt4Oid:
+      return {TypeClass::kInt, 32};
+    case kInt8Oid:
+      return {TypeClass::kInt, 64};
+    case kFloat4Oid:
+      return {TypeClass::kFloat, 32};
+    case kFloat8Oid:
+      return {TypeClass::kFloat, 64};
+    case kVarcharOid:
+    case kBpcharOid:
+      return {TypeClass::kText,
+              column.type_modifier >= kVarHeader ? column.type_modifier - kVarHeader : 0};
+    default:
+      break;
+  }
+  switch (column.type) {
+    case ValueType::kBool:
+      return {TypeClass::kBool, 0};
+    case ValueType::kInt:
+      return {TypeClass::kInt, 64};
+    case ValueType::kFloat:
+      return {TypeClass::kFloat, 64};
+    case ValueType::kNumeric:
+      return {TypeClass::kNumeric, 0};
+    case ValueType::kText:
+      return {TypeClass::kText, 0};
+    case ValueType::kBytes:
+      return {TypeClass::kBytes, 0};
+    case ValueType::kJson:
+      return {TypeClass::kJson, 0};
+    case ValueType::kDate:
+      return {TypeClass::kDate, 0};
+    case ValueType::kTime:
+      return {TypeClass::kTime, 0};
+    case ValueType::kTimestamp:
+      return {TypeClass::kTimestamp, 0};
+    case ValueType::kTimestampTz:
+      return {TypeClass::kTimestampTz, 0};
+    case ValueType::kInterval:
+      return {TypeClass::kInterval, 0};
+    case ValueType::kUuid:
+      return {TypeClass::kUuid, 0};
+    case ValueType::kArray:
+      return {TypeClass::kArray, 0};
+    case ValueType::kOther:
+      break;
+  }
+  return {};
+}
+
+Fit FitOf(TypeClass target, TypeClass source) {
+  using K = TypeClass;
+  if (target.kind == K::kUnknown || source.kind == K::kUnknown) return Fit::kFits;
+  if (target.kind == K::kText) return FitText(target, source);
+  if (target.kind == source.kind) {
+    if (target.kind == K::kInt || target.kind == K::kFloat) {
+      return source.width <= target.width ? Fit::kFits : Fit::kWiden;
+    }
+    return Fit::kFits;
+  }
+  switch (target.kind) {
+    case K::kNumeric:
+      return Integral(source) || source.kind == K::kFloat ? Fit::kFits : Fit::kIncompatible;
+    case K::kFloat:
+      if (Integral(source)) return Fit::kFits;
+      return source.kind == K::kNumeric ? Fit::kWiden : Fit::kIncompatible;
+    case K::kInt:
+      return source.kind == K::kFloat || source.kind == K::kNumeric ? Fit::kWiden
+                                                                    : Fit::kIncompatible;
+    case K::kTimestampTz:
+      return source.kind == K::kTimestamp ? Fit::kFits : Fit::kIncompatible;
+    case K::kTimestamp:
+      return source.kind == K::kTimestampTz ? Fit::kWiden : Fit::kIncompatible;
+    default:
+      return Fit::kIncompatible;
+  }
+}
+
+std::vector<Drift> DiffSchema(const Relation& relation, const std::vector<int>& target_of,
+                              const TargetTable& target,
+                              const std::function<std::string(const Column&)>& type_name) {
+  std::vector<Drift> out;
+  std::vector<bool> sent(target.columns.size(), false);
+  for (size_t j = 0; j < relation.columns.size() && j < target_of.size(); ++j) {
+    const Column& column = relation.columns[j];
+    const int t = target_of[j];
+    if (t == -2) continue;
+    const int source = static_cast<int>(j);
+    if (t < 0) {
+      out.push_back({Drift::kMissing, source, -1,
+                     "the source's column " + column.name + " (" + type_name(column) +
+                         ") is not in the destination"});
+      continue;
+    }
+    sent[t] = true;
+    const TargetColumn& dest = target.columns[t];
+    switch (FitOf(dest.type_class, SourceClass(column))) {
+      case Fit::kFits:
+        break;
+      case Fit::kWiden:
+        out.push_back({Drift::kWiden, source, t,
+                       "column " + dest.name + " is " + dest.type +
+                           " in the destination, narrower than the source's " + type_name(column)});
+        break;
+      case Fit::kIncompatible:
+        out.push_back({Drift::kIncompatible, source, t,
+                       "column " + dest.name + " is " + dest.type +
+                           " in the destination, which cannot hold the source's " +
+                           type_name(column)});
+        break;
+    }
+  }
+  for (size_t t = 0; t < target.columns.size(); ++t) {
+    if (sent[t] || !target.columns[t].required) continue;
+    out.push_back({Drift::kUnfilled, -1, static_cast<int>(t),
+                   "column " + target.columns[t].name +
+                       " is NOT NULL without a default in the destination, and the source "
+                       "does not send it"});
+  }
+  return out;
+}
+
+DriftDecision Decide(const std::vector<Drift>& drifts, const Relation& relation,
+                     const TargetTable& target, const SchemaPolicy& policy,
+                     const std::function<std::string(const Column&)>& type_for) {
+  DriftDecision out;
+  if (drifts.empty()) return out;
+  const std::string suffix = Suffix(policy);
+  const std::string table = "table " + target.display_name + ": ";
+  auto column_of = [&](const Drift& d) {
+    return d.target >= 0 ? target.columns[d.target].name : relation.columns[d.source].name;
+  };
+  auto quarantine = [&](const Drift& d, const std::string& message) {
+    out.quarantine.push_back({d.kind == Drift::kUnfilled ? -1 : d.source, column_of(d), message});
+  };
+  auto fail = [&](const std::string& message) {
+    if (!out.error) out.error = FailedPrecondition(table + message);
+  };
+  for (const Drift& d : drifts) {
+    switch (policy.on_drift) {
+      case OnDrift::kWarn:
+      case OnDrift::kIgnore:
+        out.warnings.push_back(table + d.message + suffix);
+        break;
+      case OnDrift::kFail:
+        fail(d.message + suffix);
+        break;
+      case OnDrift::kQuarantine:
+        quarantine(d, d.message + suffix);
+        break;
+      case OnDrift::kEvolve: {
+        std::string why;
+        if (d.kind == Drift::kMissing) {
+          const Column& c = relation.columns[d.source];
+          out.changes.push_back({SchemaChange::kAddColumn, c.name, type_for(c)});
+          break;
+        }
+        if (d.kind == Drift::kWiden && policy.allow_type_widening) {
+          out.changes.push_back({SchemaChange::kWidenColumn, target.columns[d.target].name,
+                                 type_for(relation.columns[d.source])});
+          break;
+        }
+        if (d.kind == Drift::kUnfilled && policy.relax_nullability_on_missing) {
+          out.changes.push_back({SchemaChange::kDropNotNull, target.columns[d.target].name, ""});
+          break;
+        }
+        if (d.kind == Drift::kWiden) why = "; allow_type_widening is false";
+        if (d.kind == Drift::kUnfilled) why = "; relax_nullability_on_missing is false";
+        const std::string message = d.message + why + " (on_drift: evolve, on_incompatible: ";
+        if (policy.on_incompatible == OnIncompatible::kQuarantine) {
+          quarantine(d, message + "quarantine)");
+        } else {
+          fail(message + "fail)");
+        }
+        break;
+      }
+    }
+  }
+  if (out.error) {
+    out.changes.clear();
+    out.quarantine.clear();
+  }
+  return out;
+}
+
+}  // namespace faucet::sql
