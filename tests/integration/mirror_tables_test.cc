@@ -48,8 +48,8 @@ std::vector<TableDef> Tables() {
   for (int i = 0; i < 15; ++i) {
     char name[8];
     std::snprintf(name, sizeof name, "t%02d", i);
-    defs.push_back({name, "id int8 PRIMARY KEY, v text, n int8", "id int8 PRIMARY KEY, v text, n int8",
-                    plain});
+    defs.push_back({name, "id int8 PRIMARY KEY, v text, n int8",
+                    "id int8 PRIMARY KEY, v text, n int8", plain});
   }
   defs.push_back({"big", "id int8 PRIMARY KEY, v text, n int8, big text",
                   "id int8 PRIMARY KEY, v text, n int8, big text",
@@ -59,12 +59,11 @@ std::vector<TableDef> Tables() {
   defs.push_back({"pair", "k1 int8, k2 text, v text, n int8, PRIMARY KEY (k2, k1)",
                   "k1 int8, k2 text, v text, n int8, PRIMARY KEY (k2, k1)",
                   "k1 || ':' || k2 || ':' || coalesce(v, '~') || ':' || n"});
-  defs.push_back({"uid", "id uuid PRIMARY KEY, v text, n int8",
-                  "id text PRIMARY KEY, v text, n int8", plain});
+  defs.push_back(
+      {"uid", "id uuid PRIMARY KEY, v text, n int8", "id text PRIMARY KEY, v text, n int8", plain});
   defs.push_back({"part", "id int8, v text, n int8, PRIMARY KEY (id)",
                   "id int8 PRIMARY KEY, v text, n int8", plain});
-  defs.push_back({"nokey", "v text, n int8", "v text, n int8",
-                  "coalesce(v, '~') || ':' || n"});
+  defs.push_back({"nokey", "v text, n int8", "v text, n int8", "coalesce(v, '~') || ':' || n"});
   return defs;
 }
 
@@ -114,13 +113,14 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
   }
 
   void InsertWith(TestDb& db, const std::string& table, int64_t from, int64_t count) {
-    const std::string range = "generate_series(" + std::to_string(from) + ", " +
-                              std::to_string(from + count - 1) + ") g";
+    const std::string range =
+        "generate_series(" + std::to_string(from) + ", " + std::to_string(from + count - 1) + ") g";
     std::string sql;
     if (table == "big") {
       sql = "INSERT INTO " + Src(table) +
             " SELECT g, 'v' || g, g, CASE WHEN g % 50 = 0 THEN (SELECT string_agg(md5(g::text "
-            "|| x::text), '') FROM generate_series(1, 400) x) END FROM " + range;
+            "|| x::text), '') FROM generate_series(1, 400) x) END FROM " +
+            range;
     } else if (table == "pair") {
       sql = "INSERT INTO " + Src(table) + " SELECT g % 7, 'k' || g, 'v' || g, g FROM " + range;
     } else if (table == "uid") {
@@ -139,23 +139,28 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
                           std::string include = "", const std::string& delivery = "") {
     if (include.empty()) include = schema_ + ".*";
     config_ = dir_ + "/" + schema_ + ".yaml";
-    std::ofstream(config_)
-        << "version: 1\nname: " << schema_ << "\n"
-        << (delivery.empty() ? "" : "delivery: " + delivery + "\n") << "pipeline:\n"
-        << "  source: {type: postgres-cdc, config: {connection_url: '" << src_.url()
-        << "', slot_name: " << schema_ << "_slot, publication_name: " << schema_
-        << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-        << "  transforms: [{type: cdc_unwrap}]\n"
-        << "  sink: " << dest_->SinkYaml("unused", ", column_mapping: auto_map, "
-                                         "delete_marker: {field: __op, values: [d]}")
-        << "\n"
-        << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
-        << "mirror:\n  mode: snapshot_then_cdc\n  continuous: " << (continuous ? "true" : "false")
-        << "\n  snapshot: {concurrency: 2" << snapshot_extra_
-        << ", source: {type: postgres, config: {connection_url: '"
-        << src_.url() << "', query: 'SELECT 1'}}}\n"
-        << "  tables: {include: ['" << include << "'], discover_interval_secs: 2"
-        << tables_extra << "}\n";
+    std::ofstream(config_) << "version: 1\nname: " << schema_ << "\n"
+                           << (delivery.empty() ? "" : "delivery: " + delivery + "\n")
+                           << "pipeline:\n"
+                           << "  source: {type: postgres-cdc, config: {connection_url: '"
+                           << src_.url() << "', slot_name: " << schema_
+                           << "_slot, publication_name: " << schema_
+                           << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
+                           << "  transforms: [{type: cdc_unwrap}]\n"
+                           << "  sink: "
+                           << dest_->SinkYaml("unused",
+                                              ", column_mapping: auto_map, "
+                                              "delete_marker: {field: __op, values: [d]}")
+                           << "\n"
+                           << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
+                           << "mirror:\n  mode: snapshot_then_cdc\n  continuous: "
+                           << (continuous ? "true" : "false") << "\n  snapshot: {concurrency: 2"
+                           << snapshot_extra_
+                           << ", source: {type: postgres, config: {connection_url: '" << src_.url()
+                           << "', query: 'SELECT 1'}}}\n"
+                           << "  tables: {include: ['" << include << "'], discover_interval_secs: 2"
+                           << tables_extra << "}\n"
+                           << per_table_;
     return config_;
   }
 
@@ -200,8 +205,8 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
             next += 3;
             break;
           case 1:
-            db.Exec("UPDATE " + t + " SET v = 'u' || n, n = n + 1 WHERE n % 13 = " +
-                    std::to_string(id % 13));
+            db.Exec("UPDATE " + t +
+                    " SET v = 'u' || n, n = n + 1 WHERE n % 13 = " + std::to_string(id % 13));
             break;
           case 2:
             db.Exec("DELETE FROM " + t + " WHERE n = " + std::to_string(id));
@@ -307,9 +312,18 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
       ASSERT_TRUE(bookmark.has_value()) << name;
       Result<Lsn> lsn = Lsn::Parse(bookmark->value["last_lsn"].get<std::string>());
       ASSERT_OK(lsn);
-      EXPECT_LE(confirmed->value(), lsn->value()) << name << " persisted " << lsn->ToString()
-                                                  << ", slot at " << confirmed->ToString();
+      EXPECT_LE(confirmed->value(), lsn->value())
+          << name << " persisted " << lsn->ToString() << ", slot at " << confirmed->ToString();
     }
+  }
+
+  bool DestHasColumn(const std::string& table, const std::string& column) {
+    return dest_->Query(GetParam() == SqlDest::kSqlite
+                            ? "SELECT count(*) FROM pragma_table_info('" + table +
+                                  "') WHERE name = '" + column + "'"
+                            : "SELECT count(*) FROM information_schema.columns WHERE "
+                              "table_schema = 'public' AND table_name = '" +
+                                  table + "' AND column_name = '" + column + "'") == "1";
   }
 
   testing::ProcessResult Status(bool json) {
@@ -321,6 +335,7 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
   TestDb src_;
   std::string schema_, dir_, config_;
   std::string snapshot_extra_;  // more mirror.snapshot entries (", shards: 4")
+  std::string per_table_;       // a mirror.per_table block ("  per_table: {...}\n")
   std::unique_ptr<SlotGuard> guard_;
   std::unique_ptr<testing::SqlDestination> dest_;
   std::map<std::string, TableDef> defs_;
@@ -342,8 +357,8 @@ TEST_P(MirrorTablesTest, MirrorsEveryTableOverOneStream) {
 
   // A table created while it runs is discovered, snapshotted and streamed; a dropped one
   // stops being routed and its destination stays.
-  CreateTable({"later", "id int8 PRIMARY KEY, v text, n int8", "id int8 PRIMARY KEY, v text, n int8",
-               "id || ':' || coalesce(v, '~') || ':' || n"});
+  CreateTable({"later", "id int8 PRIMARY KEY, v text, n int8",
+               "id int8 PRIMARY KEY, v text, n int8", "id || ':' || coalesce(v, '~') || ':' || n"});
   Insert("later", 1, 50);
   ASSERT_TRUE(WaitForPhase({"later"}, "active")) << mirror_->Output();
   Insert("later", 51, 50);
@@ -397,8 +412,8 @@ TEST_P(MirrorTablesTest, SigkillDuringSnapshotsAndStreamLosesNothing) {
   ASSERT_TRUE(WaitForPhase(Keyed(), "active")) << mirror_->Output();
   for (const auto& [name, t] : MarkerTables()) {
     if (t.phase != mirror::TablePhase::kActive) continue;
-    const bool interrupted = before.count(name) &&
-                             before.at(name).phase == mirror::TablePhase::kSnapshotting;
+    const bool interrupted =
+        before.count(name) && before.at(name).phase == mirror::TablePhase::kSnapshotting;
     // Only a table whose snapshot the crash interrupted is read again.
     EXPECT_EQ(t.snapshot.attempts, interrupted ? 2 : 1) << name;
   }
@@ -463,10 +478,10 @@ TEST_P(MirrorTablesTest, ASplitSnapshotResumesOnlyItsUnfinishedParts) {
   const mirror::TableState after = MarkerTables()[Src("big")];
   EXPECT_EQ(after.snapshot.attempts, 1) << "resumed, not started again";
   EXPECT_EQ(after.position->value, before.position->value);
-  EXPECT_NE(mirror_->Output().find("resumes its snapshot: " +
-                                   std::to_string(4 - before.snapshot.shards_done) +
-                                   " of 4 parts left"),
-            std::string::npos)
+  EXPECT_NE(
+      mirror_->Output().find("resumes its snapshot: " +
+                             std::to_string(4 - before.snapshot.shards_done) + " of 4 parts left"),
+      std::string::npos)
       << mirror_->Output();
   StopWriter();
   ExpectConverges(Keyed());
@@ -508,6 +523,44 @@ TEST_P(MirrorTablesTest, AFailingTablePausesWhileTheOthersStream) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// DDL on a source table goes through that table's drift policy: evolve adds the column at the
+// destination and its values arrive; fail pauses the table with the difference named, while
+// the others stream; once the destination is repaired the table re-snapshots and converges.
+TEST_P(MirrorTablesTest, SourceDdlGoesThroughEachTablesDriftPolicy) {
+  Fill(20);
+  per_table_ = "  per_table: {" + Src("t01") + ": {schema_drift: {on_drift: evolve}}, " +
+               Src("t02") + ": {schema_drift: {on_drift: fail}}}\n";
+  WriteConfig(", max_table_failures: 1, retry_paused_secs: 3");
+  StartMirror();
+  ASSERT_TRUE(WaitForPhase(Keyed(), "active")) << mirror_->Output();
+
+  src_.Exec("ALTER TABLE " + Src("t01") + " ADD COLUMN note text");
+  src_.Exec("UPDATE " + Src("t01") + " SET note = 'note ' || id WHERE id <= 5");
+  Insert("t01", 1000, 10);
+  EXPECT_TRUE(testing::WaitFor([&] { return DestHasColumn("t01", "note"); }, 60s,
+                               "the destination to gain column note"))
+      << mirror_->Output();
+  defs_["t01"].row_text += " || ':' || coalesce(note, '~')";
+  ExpectConverges({"t01"});
+
+  src_.Exec("ALTER TABLE " + Src("t02") + " ADD COLUMN extra int8");
+  src_.Exec("UPDATE " + Src("t02") + " SET extra = id * 10 WHERE id <= 3");
+  ASSERT_TRUE(WaitForPhase({"t02"}, "paused", 60s)) << mirror_->Output();
+  const std::string error = MarkerTables()[Src("t02")].last_error;
+  EXPECT_NE(error.find("the source's column extra"), std::string::npos) << error;
+  EXPECT_NE(error.find("(on_drift: fail)"), std::string::npos) << error;
+  Insert("t04", 1000, 10);
+  ExpectConverges({"t04"});
+
+  dest_->Query("ALTER TABLE t02 ADD COLUMN extra int8");
+  // `extra || ''` is text in both databases, NULL when extra is.
+  defs_["t02"].row_text += " || ':' || coalesce(extra || '', '~')";
+  ASSERT_TRUE(WaitForPhase({"t02"}, "active", 60s)) << mirror_->Output();
+  ExpectConverges({"t01", "t02", "t04"});
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 // A table the publication does not carry is refused with how to fix it, never shown active
 // while it silently receives nothing. A one-shot run (continuous: false) loads the others,
 // streams once and exits 0.
@@ -544,9 +597,9 @@ TEST_P(MirrorTablesPostgresTest, ABlockedTableDoesNotStallTheOthers) {
   locker.Exec("LOCK TABLE t05 IN ACCESS EXCLUSIVE MODE");
   // More than the table's buffers hold (about 12 MiB).
   for (int i = 0; i < 4; ++i) {
-    src_.Exec("INSERT INTO " + Src("t05") + " SELECT g, repeat('x', 2000), g FROM generate_series(" +
-              std::to_string(1000 + i * 5000) + ", " + std::to_string(999 + (i + 1) * 5000) +
-              ") g");
+    src_.Exec(
+        "INSERT INTO " + Src("t05") + " SELECT g, repeat('x', 2000), g FROM generate_series(" +
+        std::to_string(1000 + i * 5000) + ", " + std::to_string(999 + (i + 1) * 5000) + ") g");
   }
   Insert("t06", 1000, 100);
   ExpectConverges({"t06"});
@@ -555,13 +608,14 @@ TEST_P(MirrorTablesPostgresTest, ABlockedTableDoesNotStallTheOthers) {
   locker.Exec("COMMIT");
   const std::string count = "SELECT count(*) || '/' || sum(n) || '/' || sum(length(v)) FROM ";
   const std::string want = *src_.Scalar(count + Src("t05"));
-  EXPECT_TRUE(testing::WaitFor([&] { return dest_->Query(count + "t05") == want; }, 60s,
-                               "t05 to catch up"))
+  EXPECT_TRUE(
+      testing::WaitFor([&] { return dest_->Query(count + "t05") == want; }, 60s, "t05 to catch up"))
       << mirror_->Output();
   ExpectSlotNotAheadOfTables();
 }
 
-INSTANTIATE_TEST_SUITE_P(Destinations, MirrorTablesPostgresTest, ::testing::Values(SqlDest::kPostgres),
+INSTANTIATE_TEST_SUITE_P(Destinations, MirrorTablesPostgresTest,
+                         ::testing::Values(SqlDest::kPostgres),
                          [](const auto& info) { return testing::SqlDestName(info.param); });
 INSTANTIATE_TEST_SUITE_P(Destinations, MirrorTablesTest,
                          ::testing::Values(SqlDest::kPostgres, SqlDest::kSqlite),
