@@ -140,9 +140,10 @@ class Source {
   // return (the planner's estimate), and how far the source's log is ahead of `position` in
   // bytes. nullopt when unknown or unreachable.
   virtual std::optional<int64_t> EstimateRows() const { return std::nullopt; }
-  virtual std::optional<int64_t> BytesBehind(const Bookmark& position) const {
-    (void)position;
-    return std::nullopt;
+  // One answer per position, read at one moment (one query for them all).
+  virtual std::vector<std::optional<int64_t>> BytesBehind(
+      const std::vector<Bookmark>& positions) const {
+    return std::vector<std::optional<int64_t>>(positions.size());
   }
 
   // The tables this source can read, with their keys and row estimates, in name order; with

@@ -199,8 +199,8 @@ Status Mirror::CheckBookmarkNotBehind(const Bookmark& position) {
   ASSIGN_OR_RETURN(Position resume, source.PositionOf(*bookmark));
   if (resume < *captured) {
     return DataLoss("the CDC bookmark " + key + " = " + bookmark->ToString() +
-                    " is before the position the mirror captured, " + position.ToString() +
-                    " (" + MarkerKey(built_.doc.name) +
+                    " is before the position the mirror captured, " + position.ToString() + " (" +
+                    MarkerKey(built_.doc.name) +
                     "): one of them was changed by hand; resync the mirror");
   }
   return Status::Ok();

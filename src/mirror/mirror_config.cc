@@ -23,8 +23,8 @@ Status CheckMirrorBlock(const config::Document& doc) {
   ASSIGN_OR_RETURN(config::Block snapshot, block.Child("snapshot"));
   for (const std::string& key : snapshot.Keys()) {
     if (key != "source" && key != "concurrency" && key != "shards") {
-      return snapshot.KeyError(key, "unknown key '" + key +
-                                        "' (expected one of: source, concurrency, shards)");
+      return snapshot.KeyError(
+          key, "unknown key '" + key + "' (expected one of: source, concurrency, shards)");
     }
   }
   return ParseTablesConfig(block).status();
@@ -42,8 +42,8 @@ Status RenderSampleSink(config::Document& doc) {
   }
   std::vector<std::string> warnings;  // reported when the pipeline is built
   ASSIGN_OR_RETURN(config::Block snapshot, doc.mirror->Child("snapshot"));
-  ASSIGN_OR_RETURN(config::ConnectorSpec source, config::ParseSourceSpec(snapshot, "source",
-                                                                         warnings));
+  ASSIGN_OR_RETURN(config::ConnectorSpec source,
+                   config::ParseSourceSpec(snapshot, "source", warnings));
   DiscoveredTable sample;
   sample.name = "sample_schema.sample_table";
   sample.schema = "sample_schema";
@@ -108,8 +108,8 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
                                  "lose the captured position on restart");
   }
   if (!cdc.position_not_durable.empty()) {
-    return doc.source.spec.Error("config", "a mirror needs a position that survives a restart: " +
-                                               cdc.position_not_durable);
+    return doc.source.spec.Error(
+        "config", "a mirror needs a position that survives a restart: " + cdc.position_not_durable);
   }
   if (cfg.tables) {
     if (!cdc.routes_tables) {

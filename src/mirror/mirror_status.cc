@@ -20,9 +20,10 @@ std::string LeaseKey(const std::string& name) { return name + "::__lease__"; }
 Result<std::unique_ptr<StateLease>> TakeMirrorLease(StateStore& state, const std::string& name) {
   ASSIGN_OR_RETURN(std::unique_ptr<StateLease> lease, state.Lease(LeaseKey(name)));
   if (lease == nullptr) {
-    spdlog::warn("mirror {}: this state store cannot hold a lease, so nothing stops a second "
-                 "mirror of the same name from running at the same time",
-                 name);
+    spdlog::warn(
+        "mirror {}: this state store cannot hold a lease, so nothing stops a second "
+        "mirror of the same name from running at the same time",
+        name);
   }
   return lease;
 }

@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
-
-#include <memory>
 
 #include "core/bookmark.h"
 #include "core/state_store.h"

@@ -22,6 +22,7 @@ constexpr int64_t kPersistSnapshotsEveryMs = 2'000;
 constexpr auto kFirstBackoff = 1s;
 constexpr auto kMaxBackoff = 60s;
 constexpr int64_t kMaxRetryMs = 30'000;
+constexpr size_t kMaxUnapplied = 256;
 
 bool Holds(TablePhase phase) {
   return phase == TablePhase::kPending || phase == TablePhase::kSnapshotting ||
@@ -442,6 +443,43 @@ Result<int64_t> MultiMirror::Fail(const std::string& table, const Status& error)
   return 0;
 }
 
+void MultiMirror::Routed(const std::string& table, int64_t first_commit_us, const Position& last) {
+  MutexLock lock(mu_);
+  auto& pages = unapplied_[table];
+  pages.emplace_back(last, first_commit_us / 1000);
+  if (pages.size() > kMaxUnapplied) {  // the newest two become one
+    pages[pages.size() - 2].first = last;
+    pages.pop_back();
+  }
+  marker_.tables[table].behind_since_ms = pages.front().second;
+}
+
+void MultiMirror::Applied(const std::string& table, const Page& page) {
+  // What the page covers: its bookmark, else (a chunk of a transaction) its last change's.
+  std::optional<Position> covered;
+  bool inclusive = false;
+  if (page.bookmark) {
+    Result<Position> p = built_.parts.source->PositionOf(*page.bookmark);
+    if (p.ok()) covered = *p;
+  } else if (!page.changes.empty()) {
+    covered = built_.parts.source->ChangePosition(page.changes.back());
+    inclusive = true;
+  }
+  MutexLock lock(mu_);
+  TableState& t = marker_.tables[table];
+  t.changes += page.changes.size();
+  t.last_applied_ms = NowMs();
+  if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {
+    t.last_commit_ms = page.changes.back().commit_time_us / 1000;
+  }
+  auto& pages = unapplied_[table];
+  while (covered && !pages.empty() &&
+         (pages.front().first < *covered || (inclusive && pages.front().first == *covered))) {
+    pages.pop_front();
+  }
+  t.behind_since_ms = pages.empty() ? 0 : pages.front().second;
+}
+
 Status MultiMirror::StartCycle() {
   auto job = std::make_unique<CycleJob>();
   std::vector<std::string> warnings;  // reported by validation
@@ -478,6 +516,11 @@ Status MultiMirror::StartCycle() {
       if (held) job->floors.push_back(CycleFloor{name, *held});
       continue;
     }
+    {
+      // It resumes from what it persisted: what an earlier cycle routed is routed again.
+      MutexLock lock(mu_);
+      unapplied_.erase(name);
+    }
     CycleTable table;
     table.table = name;
     table.names = resolved_.at(name).names;
@@ -500,14 +543,11 @@ Status MultiMirror::StartCycle() {
       rediscover_ = true;
     }
   };
+  job->options.on_routed = [this, names](size_t i, int64_t first_commit_us, const Position& last) {
+    Routed((*names)[i], first_commit_us, last);
+  };
   job->options.on_applied = [this, names](size_t i, const Page& page, const PipelineStats&) {
-    MutexLock lock(mu_);
-    TableState& t = marker_.tables[(*names)[i]];
-    t.changes += page.changes.size();
-    t.last_applied_ms = NowMs();
-    if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {
-      t.last_commit_ms = page.changes.back().commit_time_us / 1000;
-    }
+    Applied((*names)[i], page);
   };
   job->options.on_table_failed = [this, names](size_t i, const Status& error) {
     Result<int64_t> failures = Fail((*names)[i], error);

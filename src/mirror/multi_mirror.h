@@ -25,6 +25,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -103,6 +104,10 @@ class MultiMirror {
   // now paused; an error when it paused the table under on_table_error: fail. Called from any
   // thread.
   Result<int64_t> Fail(const std::string& table, const Status& error) EXCLUDES(mu_);
+  // Lag bookkeeping: a page routed to `table`, and one its sink committed.
+  void Routed(const std::string& table, int64_t first_commit_us, const Position& last)
+      EXCLUDES(mu_);
+  void Applied(const std::string& table, const Page& page) EXCLUDES(mu_);
   Status Persist() EXCLUDES(mu_);
   // Wakes the driver (a snapshot finished); WaitForWork waits at most `d` for that.
   void Wake() EXCLUDES(mu_);
@@ -122,12 +127,12 @@ class MultiMirror {
   // The tables being snapshotted by this process, with the plan their reads use (its sink
   // may overwrite). Driver thread only.
   std::map<std::string, TablePlan> reading_;
-  std::atomic<bool> rediscover_{false};       // set by the router on an unknown table
+  std::atomic<bool> rediscover_{false};  // set by the router on an unknown table
   // When to restart the cycle so that a failed table is retried (ms; 0: none due).
   int64_t retry_cycle_at_ms_ GUARDED_BY(mu_) = 0;
-  Status fatal_ GUARDED_BY(mu_);              // on_table_error: fail, from a cycle's thread
-  Status last_source_error_;                  // of the last cycle's stream
-  std::map<std::string, int64_t> retry_at_;   // a failed snapshot's next try (ms)
+  Status fatal_ GUARDED_BY(mu_);             // on_table_error: fail, from a cycle's thread
+  Status last_source_error_;                 // of the last cycle's stream
+  std::map<std::string, int64_t> retry_at_;  // a failed snapshot's next try (ms)
   std::vector<std::unique_ptr<SnapshotJob>> snapshots_;
   std::unique_ptr<CycleJob> cycle_;
   // Detached tables of earlier cycles still writing what they were given.
@@ -136,6 +141,10 @@ class MultiMirror {
   // they all finished.
   std::unique_ptr<ConsistentSnapshot> exported_;
   std::optional<Bookmark> bootstrap_position_;
+  // Per streaming table, the pages routed to it that its sink has not committed yet: the last
+  // change's position and the first change's commit time (ms), oldest first; at most
+  // kMaxUnapplied entries (the newest merge). The front is the table's behind_since.
+  std::map<std::string, std::deque<std::pair<Position, int64_t>>> unapplied_ GUARDED_BY(mu_);
   // Tables whose latest snapshot or cycle failed, with the error: a one-shot run's error.
   std::map<std::string, std::string> failed_this_run_ GUARDED_BY(mu_);
 };

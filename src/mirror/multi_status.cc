@@ -73,18 +73,40 @@ Result<Json> ReadMultiStatus(const assembly::BuiltPipeline& built, const TablesC
   Json by_phase = Json::object();
   int lagging_count = 0;
   int resync_count = 0;
+  // Each table's committed position, and how far the source's log is ahead of the active
+  // ones' (read at one moment).
+  std::map<std::string, Json> positions;
+  std::vector<std::string> active;
+  std::vector<Bookmark> active_positions;
   for (const auto& [table, t] : marker.tables) {
-    Json position;
     ASSIGN_OR_RETURN(std::optional<Json> value, state.Get(TableKey(name, t.id)));
-    if (value) {
-      if (std::optional<Bookmark> b = StateBookmark(*value)) position = b->value;
+    std::optional<Bookmark> b = value ? StateBookmark(*value) : std::nullopt;
+    positions[table] = b ? b->value : Json();
+    if (b && t.phase == TablePhase::kActive) {
+      active.push_back(table);
+      active_positions.push_back(*b);
     }
+  }
+  std::map<std::string, std::optional<int64_t>> bytes_behind;
+  std::vector<std::optional<int64_t>> behind = built.parts.source->BytesBehind(active_positions);
+  for (size_t i = 0; i < active.size() && i < behind.size(); ++i)
+    bytes_behind[active[i]] = behind[i];
+
+  for (const auto& [table, t] : marker.tables) {
+    const Json& position = positions[table];
+    // Lag: how long the oldest change routed to the table has waited for its sink (0 when it
+    // had everything routed to it at the marker's last save).
     Json lag;
+    Json lag_bytes;
     bool lagging = false;
-    if (t.phase == TablePhase::kActive && t.last_applied_ms > 0) {
-      const int64_t secs = std::max<int64_t>(0, (now - t.last_applied_ms) / 1000);
+    if (t.phase == TablePhase::kActive) {
+      const int64_t secs =
+          t.behind_since_ms > 0 ? std::max<int64_t>(0, (now - t.behind_since_ms) / 1000) : 0;
       lag = secs;
       lagging = tables.lag_warning_secs > 0 && secs >= tables.lag_warning_secs;
+      if (auto it = bytes_behind.find(table); it != bytes_behind.end() && it->second) {
+        lag_bytes = *it->second;
+      }
     }
     lagging_count += lagging ? 1 : 0;
     resync_count += t.resync_required.empty() ? 0 : 1;
@@ -104,6 +126,7 @@ Result<Json> ReadMultiStatus(const assembly::BuiltPipeline& built, const TablesC
                 {"changes", t.changes},
                 {"position", position},
                 {"lag_secs", lag},
+                {"lag_bytes", lag_bytes},
                 {"lagging", lagging},
                 {"last_commit_at", TimeOrNull(t.last_commit_ms)},
                 {"consecutive_failures", t.consecutive_failures},

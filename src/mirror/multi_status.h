@@ -12,10 +12,13 @@ namespace faucet::mirror {
 
 // {"name", "mode": "tables", "updated_at", "discovered_at", "summary": {"tables", "by_phase",
 //  "lagging", "resync_required"}, "tables": [{"table", "phase", "since", "snapshot": {...,
-//  "percent"}, "changes", "position", "lag_secs", "lagging", "last_commit_at",
+//  "percent"}, "changes", "position", "lag_secs", "lag_bytes", "lagging", "last_commit_at",
 //  "consecutive_failures", "last_error", "key", "write_mode"[, "resync_required"]}]}.
-// lag_secs (active tables): seconds since the table's sink last committed a page (idle tables
-// are given the stream's position every second, so a table that keeps up stays near 0).
+// Lag of an active table, from what its sink committed: lag_secs is how long ago the source
+// committed the oldest change routed to the table that its sink had not committed at the
+// marker's last save (0 when it had everything: an idle table is not lagging); lag_bytes is
+// how far the source's log is ahead of the table's committed position (null when the source
+// cannot tell or is unreachable).
 // kNotFound when the mirror has not started.
 Result<Json> ReadMultiStatus(const assembly::BuiltPipeline& built, const TablesConfig& tables,
                              StateStore& state);

@@ -14,10 +14,10 @@
 namespace faucet::mirror {
 
 struct SnapshotRead {
-  const config::Document* doc = nullptr;            // its sink, transforms and DLQ
-  const config::ConnectorSpec* source = nullptr;     // the query source reading the table
-  const ConsistentSnapshot* exported = nullptr;      // read inside it when set (an exact cut)
-  std::string label;                                 // for logs: the mirror or table name
+  const config::Document* doc = nullptr;          // its sink, transforms and DLQ
+  const config::ConnectorSpec* source = nullptr;  // the query source reading the table
+  const ConsistentSnapshot* exported = nullptr;   // read inside it when set (an exact cut)
+  std::string label;                              // for logs: the mirror or table name
   const std::atomic<bool>* stop = nullptr;
   // The source's row estimate, asked once before the read (Source::EstimateRows).
   std::function<void(std::optional<int64_t>)> on_estimate;

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-
 #include <string>
 
 namespace faucet::mirror {

@@ -26,7 +26,7 @@ Result<Json> ReadMirrorStatus(const assembly::BuiltPipeline& built, StateStore& 
   out["lag_bytes"] = nullptr;
   out["lag_seconds"] = nullptr;
   if (!position.is_null()) {
-    if (std::optional<int64_t> lag = built.parts.source->BytesBehind(Bookmark{position})) {
+    if (std::optional<int64_t> lag = built.parts.source->BytesBehind({Bookmark{position}})[0]) {
       out["lag_bytes"] = *lag;
       // Caught up means no lag in time either; otherwise the age of the last applied commit.
       out["lag_seconds"] = (*lag == 0 || status.last_commit_ms == 0)

@@ -215,7 +215,7 @@ class TableRun final : public DrainingTable {
     opts.queue_bytes = options.queue_bytes;
     if (options.on_applied) {
       opts.on_page = [index, on_applied = options.on_applied](const Page& page,
-                                                               const PipelineStats& stats) {
+                                                              const PipelineStats& stats) {
         on_applied(index, page, stats);
       };
     }
@@ -254,11 +254,11 @@ class TableRun final : public DrainingTable {
 // The router's view of one table.
 struct Route {
   bool streaming = false;
-  Position start;                    // what its start already covers
-  Clock::time_point last_sent;       // when it last got a page
-  bool open_chunk = false;           // got chunks of a transaction whose bookmark is to come
+  Position start;                         // what its start already covers
+  Clock::time_point last_sent;            // when it last got a page
+  bool open_chunk = false;                // got chunks of a transaction whose bookmark is to come
   std::optional<Position> last_bookmark;  // the last position it was given
-  std::vector<Change> bucket;        // this page's changes for it
+  std::vector<Change> bucket;             // this page's changes for it
 };
 
 bool Stopping(const std::atomic<bool>* flag) { return flag != nullptr && flag->load(); }
@@ -369,6 +369,9 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
   // detach_after (keeping the stream's session alive meanwhile).
   auto push = [&](size_t i, Page page) {
     Route& route = routes[i];
+    const int64_t first_commit_us = page.changes.empty() ? 0 : page.changes.front().commit_time_us;
+    const std::optional<Position> last_position =
+        page.changes.empty() ? std::nullopt : source.ChangePosition(page.changes.back());
     const Clock::time_point give_up = Clock::now() + options.detach_after;
     while (true) {
       TableFeed::Pushed pushed = feed(i).Push(page, std::min(give_up, Clock::now() + 1s));
@@ -378,9 +381,10 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
         return;
       }
       if (Clock::now() >= give_up) {
-        spdlog::warn("mirror: table '{}' fell behind ({} s without room for the next page); "
-                     "detached for this cycle: it catches up from its own position next cycle",
-                     table(i).table, options.detach_after.count() / 1000.0);
+        spdlog::warn(
+            "mirror: table '{}' fell behind ({} s without room for the next page); "
+            "detached for this cycle: it catches up from its own position next cycle",
+            table(i).table, options.detach_after.count() / 1000.0);
         route.streaming = false;
         detached[i] = true;
         feed(i).Detach();
@@ -391,6 +395,7 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
       }
     }
     route.last_sent = Clock::now();
+    if (last_position && options.on_routed) options.on_routed(i, first_commit_us, *last_position);
   };
 
   // The table of each relation seen (nullopt: not a table of this cycle).

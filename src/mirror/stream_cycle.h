@@ -64,6 +64,10 @@ struct CycleOptions {
   std::function<void(const std::string&)> on_unknown_table;
   // Called when table `index`'s pipeline failed (it ends alone; the cycle goes on).
   std::function<void(size_t index, const Status&)> on_table_failed;
+  // Called on the router thread when table `index` was handed a page with changes: the first
+  // change's commit time and the last change's position (Source::ChangePosition), for lag
+  // (on_applied later reports what its sink committed).
+  std::function<void(size_t index, int64_t first_commit_us, const Position& last)> on_routed;
   // Called on table `index`'s sink thread after a page was written (and checkpointed).
   std::function<void(size_t index, const Page&, const PipelineStats&)> on_applied;
   // How often a table without changes gets the stream's position, so its persisted position
@@ -76,9 +80,9 @@ struct CycleOptions {
 };
 
 struct TableOutcome {
-  Status status;            // the pipeline's result (ok when it ended with the cycle)
+  Status status;  // the pipeline's result (ok when it ended with the cycle)
   PipelineStats stats;
-  bool detached = false;    // its sink fell behind: see CycleResult::draining
+  bool detached = false;  // its sink fell behind: see CycleResult::draining
 };
 
 // A detached table's pipeline, still writing (and persisting) what it was given when the
@@ -93,8 +97,8 @@ class DrainingTable {
 };
 
 struct CycleResult {
-  Status source;                      // the change stream's own error, if it failed
-  std::vector<TableOutcome> tables;   // in the order of the cycle's tables
+  Status source;                         // the change stream's own error, if it failed
+  std::vector<TableOutcome> tables;      // in the order of the cycle's tables
   std::optional<Bookmark> acknowledged;  // the last position acknowledged to the stream
   std::vector<std::unique_ptr<DrainingTable>> draining;  // the detached tables
 };

@@ -164,8 +164,7 @@ TEST_F(StreamCycleTest, TheStreamOpensAtTheMinimumAndATableSkipsWhatItsStartCove
   AddTable("a", 5);
   AddTable("b", 1);
   FakeStream stream({Page{{ChangeOf("a", 2), ChangeOf("b", 2)}, At(3)},
-                     Page{{ChangeOf("a", 4)}, At(5)},
-                     Page{{ChangeOf("a", 6)}, At(7)}});
+                     Page{{ChangeOf("a", 4)}, At(5)}, Page{{ChangeOf("a", 6)}, At(7)}});
   ASSERT_OK(Run(stream));
   ASSERT_TRUE(stream.opened_at.has_value());
   EXPECT_EQ(*stream.opened_at, At(1));
@@ -177,8 +176,8 @@ TEST_F(StreamCycleTest, AcknowledgementsNeverPassAFloorOrAFailedTable) {
   failing_ = "b";
   AddTable("a", 1);
   AddTable("b", 1);
-  FakeStream stream({Page{{ChangeOf("a", 2), ChangeOf("b", 2)}, At(3)},
-                     Page{{ChangeOf("a", 4)}, At(5)}});
+  FakeStream stream(
+      {Page{{ChangeOf("a", 2), ChangeOf("b", 2)}, At(3)}, Page{{ChangeOf("a", 4)}, At(5)}});
   Result<CycleResult> result = Run(stream, {CycleFloor{"s.joining", At(4)}});
   ASSERT_OK(result);
   // b failed alone; a went on to the end.

@@ -12,9 +12,9 @@ namespace {
 constexpr size_t kMaxErrorChars = 500;
 
 constexpr std::pair<TablePhase, const char*> kPhases[] = {
-    {TablePhase::kPending, "pending"},   {TablePhase::kSnapshotting, "snapshotting"},
-    {TablePhase::kActive, "active"},     {TablePhase::kPaused, "paused"},
-    {TablePhase::kDropped, "dropped"},   {TablePhase::kRefused, "refused"},
+    {TablePhase::kPending, "pending"}, {TablePhase::kSnapshotting, "snapshotting"},
+    {TablePhase::kActive, "active"},   {TablePhase::kPaused, "paused"},
+    {TablePhase::kDropped, "dropped"}, {TablePhase::kRefused, "refused"},
 };
 
 Json TimeOrNull(int64_t ms) { return ms > 0 ? Json(Rfc3339(ms)) : Json(); }
@@ -40,6 +40,7 @@ Json TableToJson(const TableState& t) {
   j["changes"] = t.changes;
   j["last_applied_at"] = TimeOrNull(t.last_applied_ms);
   j["last_commit_at"] = TimeOrNull(t.last_commit_ms);
+  if (t.behind_since_ms > 0) j["behind_since"] = Rfc3339(t.behind_since_ms);
   j["consecutive_failures"] = t.consecutive_failures;
   j["last_error"] = t.last_error.empty() ? Json() : Json(t.last_error);
   j["key"] = t.key;
@@ -95,6 +96,7 @@ Result<TableState> TableFromJson(const Json& j) {
   t.changes = j.value("changes", uint64_t{0});
   t.last_applied_ms = TimeOf(j, "last_applied_at");
   t.last_commit_ms = TimeOf(j, "last_commit_at");
+  t.behind_since_ms = TimeOf(j, "behind_since");
   t.consecutive_failures = j.value("consecutive_failures", int64_t{0});
   if (j.contains("last_error") && j["last_error"].is_string()) t.last_error = j["last_error"];
   if (j.contains("key") && j["key"].is_array()) {
@@ -169,8 +171,8 @@ Result<Marker> Marker::FromJson(const Json& json, const std::string& key) {
   Marker m;
   for (const auto& [name, entry] : json["tables"].items()) {
     Result<TableState> t = TableFromJson(entry);
-    if (!t.ok()) return DataLoss("mirror marker " + key + ", table '" + name + "': " +
-                                 t.status().message());
+    if (!t.ok())
+      return DataLoss("mirror marker " + key + ", table '" + name + "': " + t.status().message());
     m.tables[name] = std::move(*t);
   }
   m.discovered_ms = TimeOf(json, "discovered_at");
@@ -213,8 +215,7 @@ void FinishSnapshot(TableState& t, int64_t now_ms) {
   t.last_applied_ms = now_ms;
 }
 
-bool RecordFailure(TableState& t, const std::string& error, int64_t max_failures,
-                   int64_t now_ms) {
+bool RecordFailure(TableState& t, const std::string& error, int64_t max_failures, int64_t now_ms) {
   t.consecutive_failures += 1;
   t.last_error = Redact(error);
   if (t.last_error.size() > kMaxErrorChars) t.last_error.resize(kMaxErrorChars);
@@ -223,9 +224,7 @@ bool RecordFailure(TableState& t, const std::string& error, int64_t max_failures
   return true;
 }
 
-void RecordSuccess(TableState& t) {
-  t.consecutive_failures = 0;
-}
+void RecordSuccess(TableState& t) { t.consecutive_failures = 0; }
 
 bool RetryDue(const TableState& t, int64_t retry_secs, int64_t now_ms) {
   return t.phase == TablePhase::kPaused && retry_secs > 0 &&

@@ -38,19 +38,22 @@ struct TableSnapshotProgress {
 
 struct TableState {
   TablePhase phase = TablePhase::kPending;
-  int64_t since_ms = 0;                 // when it entered the phase
-  std::optional<Bookmark> position;     // the join point of its latest snapshot
+  int64_t since_ms = 0;              // when it entered the phase
+  std::optional<Bookmark> position;  // the join point of its latest snapshot
   TableSnapshotProgress snapshot;
-  uint64_t changes = 0;                 // applied by its sink (counted after the write)
-  int64_t last_applied_ms = 0;          // when its sink last applied a page
-  int64_t last_commit_ms = 0;           // source commit time of the last change it applied
+  uint64_t changes = 0;         // applied by its sink (counted after the write)
+  int64_t last_applied_ms = 0;  // when its sink last applied a page
+  int64_t last_commit_ms = 0;   // source commit time of the last change it applied
+  // Ours: the source commit time of the oldest change routed to it that its sink has not yet
+  // committed; 0 when it has everything routed to it (its lag is now minus this).
+  int64_t behind_since_ms = 0;
   int64_t consecutive_failures = 0;
   std::string last_error;
   std::vector<std::string> key;
   std::string write_mode;
-  std::string id;                       // NodeId of the table
+  std::string id;  // NodeId of the table
   std::optional<int64_t> estimated_rows;
-  std::string resync_required;          // why its destination may hold stale rows
+  std::string resync_required;  // why its destination may hold stale rows
 };
 
 struct Marker {
@@ -88,8 +91,7 @@ void FinishSnapshot(TableState& t, int64_t now_ms);
 // A failure of the table's snapshot or stream. The error is kept redacted and cut to 500
 // characters. Returns true when it reaches max(max_failures, 1) consecutive failures: the
 // table is then paused.
-bool RecordFailure(TableState& t, const std::string& error, int64_t max_failures,
-                   int64_t now_ms);
+bool RecordFailure(TableState& t, const std::string& error, int64_t max_failures, int64_t now_ms);
 
 // Its sink applied a page: failures reset.
 void RecordSuccess(TableState& t);

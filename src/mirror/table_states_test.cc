@@ -29,6 +29,7 @@ TEST(Marker, RoundTripsEveryField) {
   t.changes = 1234567;
   t.last_applied_ms = kNow - 10;
   t.last_commit_ms = kNow - 20;
+  t.behind_since_ms = kNow - 15;
   t.consecutive_failures = 3;
   t.last_error = "boom";
   t.key = {"order_id"};
@@ -111,36 +112,35 @@ TEST(Transitions, APausedTableIsRetriedAfterItsDelayAndNeverWithZero) {
 }
 
 TEST(FormatMultiStatus, TheReferencesTableShape) {
-  Json status = {
-      {"name", "shop"},
-      {"summary",
-       {{"tables", 3},
-        {"by_phase", {{"active", 2}, {"refused", 1}}},
-        {"lagging", 1},
-        {"resync_required", 1}}},
-      {"tables",
-       {{{"table", "shop.orders"},
-         {"phase", "active"},
-         {"snapshot", {{"percent", 100.0}, {"rows", 10}}},
-         {"changes", 1204511},
-         {"lag_secs", 3},
-         {"lagging", false},
-         {"last_error", nullptr}},
-        {{"table", "shop.lines"},
-         {"phase", "active"},
-         {"snapshot", {{"percent", nullptr}, {"rows", 7}}},
-         {"changes", 0},
-         {"lag_secs", 400},
-         {"lagging", true},
-         {"last_error", nullptr},
-         {"resync_required", "stale rows may remain"}},
-        {{"table", "shop.logs"},
-         {"phase", "refused"},
-         {"snapshot", {{"percent", nullptr}, {"rows", 0}}},
-         {"changes", 0},
-         {"lag_secs", nullptr},
-         {"lagging", false},
-         {"last_error", "no primary key"}}}}};
+  Json status = {{"name", "shop"},
+                 {"summary",
+                  {{"tables", 3},
+                   {"by_phase", {{"active", 2}, {"refused", 1}}},
+                   {"lagging", 1},
+                   {"resync_required", 1}}},
+                 {"tables",
+                  {{{"table", "shop.orders"},
+                    {"phase", "active"},
+                    {"snapshot", {{"percent", 100.0}, {"rows", 10}}},
+                    {"changes", 1204511},
+                    {"lag_secs", 3},
+                    {"lagging", false},
+                    {"last_error", nullptr}},
+                   {{"table", "shop.lines"},
+                    {"phase", "active"},
+                    {"snapshot", {{"percent", nullptr}, {"rows", 7}}},
+                    {"changes", 0},
+                    {"lag_secs", 400},
+                    {"lagging", true},
+                    {"last_error", nullptr},
+                    {"resync_required", "stale rows may remain"}},
+                   {{"table", "shop.logs"},
+                    {"phase", "refused"},
+                    {"snapshot", {{"percent", nullptr}, {"rows", 0}}},
+                    {"changes", 0},
+                    {"lag_secs", nullptr},
+                    {"lagging", false},
+                    {"last_error", "no primary key"}}}}};
   EXPECT_EQ(FormatMultiStatus(status),
             "mirror shop (3 tables: 2 active, 1 refused, 1 lagging)\n"
             "  ! shop.lines: stale rows may remain\n"

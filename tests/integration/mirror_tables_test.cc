@@ -326,6 +326,16 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
                                   table + "' AND column_name = '" + column + "'") == "1";
   }
 
+  // `faucet mirror status --json`'s rows by table name ({"error": output} when it fails).
+  Json StatusRows() {
+    testing::ProcessResult r = Status(true);
+    if (r.exit_code != 0) return Json{{"error", r.output}};
+    const Json status = Json::parse(r.output);
+    Json rows = Json::object();
+    for (const Json& row : status["tables"]) rows[row["table"].get<std::string>()] = row;
+    return rows;
+  }
+
   testing::ProcessResult Status(bool json) {
     std::vector<std::string> argv{FAUCET_BINARY, "mirror", "status", config_};
     if (json) argv.push_back("--json");
@@ -605,12 +615,28 @@ TEST_P(MirrorTablesPostgresTest, ABlockedTableDoesNotStallTheOthers) {
   ExpectConverges({"t06"});
   EXPECT_NE(mirror_->Output().find("'" + Src("t05") + "' fell behind"), std::string::npos)
       << mirror_->Output();
+  // The blocked table lags, in seconds and in WAL bytes; one that has everything does not.
+  Json last;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        last = StatusRows();
+        return last[Src("t05")]["lag_secs"].is_number() &&
+               last[Src("t05")]["lag_secs"].get<int64_t>() >= 3 &&
+               last[Src("t05")]["lag_bytes"].is_number() &&
+               last[Src("t05")]["lag_bytes"].get<int64_t>() > 0 &&
+               last[Src("t06")]["lag_secs"] == 0;
+      },
+      60s, "t05 to show lag and t06 none"))
+      << last.dump(1);
   locker.Exec("COMMIT");
   const std::string count = "SELECT count(*) || '/' || sum(n) || '/' || sum(length(v)) FROM ";
   const std::string want = *src_.Scalar(count + Src("t05"));
   EXPECT_TRUE(
       testing::WaitFor([&] { return dest_->Query(count + "t05") == want; }, 60s, "t05 to catch up"))
       << mirror_->Output();
+  EXPECT_TRUE(testing::WaitFor([&] { return (last = StatusRows())[Src("t05")]["lag_secs"] == 0; },
+                               60s, "t05 to lag no more"))
+      << last.dump(1);
   ExpectSlotNotAheadOfTables();
 }
 

@@ -31,11 +31,14 @@ std::string Describe(const SchemaChange& change) {
 
 Status TableSink::ResolveDrift(const Page& page) {
   auto type_for = [this](const Column& column) { return TypeFor(column); };
+  if (!plan_->writes_columns()) return Status::Ok();
   std::set<const Relation*> evolved;
+  const Relation* previous = nullptr;  // a page's changes mostly share one relation
   for (size_t i = 0; i < page.changes.size(); ++i) {
     const Change& c = page.changes[i];
-    if (!plan_->writes_columns()) return Status::Ok();
-    if (c.op == ChangeOp::kTruncate || !c.relation || checked_.count(c.relation.get())) continue;
+    if (c.op == ChangeOp::kTruncate || !c.relation || c.relation.get() == previous) continue;
+    previous = c.relation.get();
+    if (checked_.count(previous)) continue;
     std::vector<Drift> drifts =
         DiffSchema(*c.relation, plan_->TargetOf(c.relation), target_, type_for);
     DriftDecision decision = Decide(drifts, *c.relation, target_, policy_, type_for);
@@ -58,7 +61,9 @@ Status TableSink::ResolveDrift(const Page& page) {
       for (const SchemaChange& change : decision.changes) {
         spdlog::info("table {}: {} (on_drift: evolve)", target_.display_name, Describe(change));
       }
-      i = static_cast<size_t>(-1);  // SetTarget made a new plan: check every relation again
+      // SetTarget made a new plan: check every relation again.
+      i = static_cast<size_t>(-1);
+      previous = nullptr;
       continue;
     }
     if (!decision.quarantine.empty()) plan_->Quarantine(c.relation, std::move(decision.quarantine));

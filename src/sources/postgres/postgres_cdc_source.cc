@@ -618,20 +618,23 @@ Result<std::map<std::string, std::string>> PostgresCdcSource::TablesNotStreamed(
   return reasons;
 }
 
-std::optional<int64_t> PostgresCdcSource::BytesBehind(const Bookmark& position) const {
-  Result<Lsn> lsn = ParseBookmark(position);
-  if (!lsn.ok()) return std::nullopt;
+std::vector<std::optional<int64_t>> PostgresCdcSource::BytesBehind(
+    const std::vector<Bookmark>& positions) const {
+  std::vector<std::optional<int64_t>> out(positions.size());
+  if (positions.empty()) return out;
   Result<ConnPtr> conn = Connect(config_.connection_url, config_.tls, ConnectionKind::kSql);
-  if (!conn.ok()) return std::nullopt;
-  Result<std::string> literal = Literal(conn->get(), lsn->ToString());
-  if (!literal.ok()) return std::nullopt;
-  Result<ResultPtr> r = Exec(conn->get(),
-                             "SELECT (pg_current_wal_lsn() - " + *literal + "::pg_lsn)::bigint",
-                             "reading WAL end");
-  if (!r.ok()) return std::nullopt;
-  std::optional<std::string> bytes = Value(r->get(), 0, 0);
-  if (!bytes) return std::nullopt;
-  return std::max<int64_t>(0, std::stoll(*bytes));
+  if (!conn.ok()) return out;
+  Result<ResultPtr> r = Exec(conn->get(), "SELECT pg_current_wal_lsn()", "reading WAL end");
+  if (!r.ok()) return out;
+  std::optional<std::string> text = Value(r->get(), 0, 0);
+  Result<Lsn> end = text ? Lsn::Parse(*text) : Result<Lsn>(Internal("no WAL end"));
+  if (!end.ok()) return out;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    Result<Lsn> lsn = ParseBookmark(positions[i]);
+    if (!lsn.ok()) continue;
+    out[i] = end->value() > lsn->value() ? static_cast<int64_t>(end->value() - lsn->value()) : 0;
+  }
+  return out;
 }
 
 }  // namespace postgres

@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
+#include "clients/postgres/connection.h"
 #include "config/block.h"
 #include "core/source.h"
-#include "clients/postgres/connection.h"
 #include "sources/postgres/pgoutput_decoder.h"
 #include "sources/postgres/postgres_config.h"
 
@@ -105,7 +105,8 @@ class PostgresCdcSource final : public Source {
   Result<std::map<std::string, std::string>> TablesNotStreamed(
       const std::vector<std::string>& tables) const override;
   // pg_current_wal_lsn() minus the bookmark's LSN.
-  std::optional<int64_t> BytesBehind(const Bookmark& position) const override;
+  std::vector<std::optional<int64_t>> BytesBehind(
+      const std::vector<Bookmark>& positions) const override;
   // Sends a status update (the persisted position) when one is due, so the server does not
   // drop a session whose pipeline is busy writing.
   Status KeepAlive() override;
