@@ -23,6 +23,13 @@ constexpr auto kFirstBackoff = 1s;
 constexpr auto kMaxBackoff = 60s;
 constexpr int64_t kMaxRetryMs = 30'000;
 constexpr size_t kMaxUnapplied = 256;
+// Buffers of a stream cycle, for all its tables together (feeds, pipeline queues), and the
+// bounds of one table's share.
+constexpr size_t kFeedBudget = 64 << 20;
+constexpr size_t kQueueBudget = 32 << 20;
+constexpr size_t kMinTableBuffer = 256 << 10;
+constexpr size_t kMaxTableFeed = 8 << 20;
+constexpr size_t kMaxTableQueue = 4 << 20;
 
 bool Holds(TablePhase phase) {
   return phase == TablePhase::kPending || phase == TablePhase::kSnapshotting ||
@@ -537,6 +544,11 @@ Status MultiMirror::StartCycle() {
   // The callbacks may outlive the job (a detached table drains on): they hold the names.
   auto names = std::make_shared<const std::vector<std::string>>(job->names);
   job->options.stop = &stop_;
+  // The tables share one buffer budget, so memory does not grow with their number: each gets
+  // its share, at least enough to batch and at most what a single table uses.
+  const size_t n = std::max<size_t>(1, job->tables.size());
+  job->options.feed_bytes = std::clamp(kFeedBudget / n, kMinTableBuffer, kMaxTableFeed);
+  job->options.queue_bytes = std::clamp(kQueueBudget / n, kMinTableBuffer, kMaxTableQueue);
   job->options.end = &job->end;
   job->options.on_unknown_table = [this](const std::string& table) {
     if (tables_.new_tables == NewTables::kFollow && Selected(tables_, table)) {

@@ -19,7 +19,8 @@
 // table whose pipeline fails ends alone; the others go on.
 //
 // Memory: each feed holds at most `feed_bytes` of pages (at least one), and each table's
-// pipeline queue `queue_bytes`; idle tables hold nothing.
+// pipeline queue `queue_bytes`; idle tables hold nothing. The driver sizes both as shares of
+// one budget for all the cycle's tables.
 #pragma once
 
 #include <atomic>

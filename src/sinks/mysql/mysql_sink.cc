@@ -65,7 +65,7 @@ Literal LiteralFor(const std::string& data_type) {
 // to UTC.
 sql::TypeClass ClassOf(const std::string& data_type, const std::string& column_type,
                        const char* max_length) {
-  using K = sql::TypeClass;
+  using K = ValueType;
   static const std::pair<const char*, int> kInts[] = {
       {"tinyint", 8}, {"smallint", 16}, {"mediumint", 24}, {"int", 32}, {"bigint", 64}};
   if (column_type == "tinyint(1)") return {K::kBool, 0};

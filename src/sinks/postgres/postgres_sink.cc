@@ -46,7 +46,7 @@ std::string Quote(std::string_view ident) { return QuoteIdentifier(ident, '"'); 
 // The class of a column type as format_type spells it ("integer", "character varying(20)",
 // "timestamp(3) with time zone", "integer[]").
 sql::TypeClass ClassOf(std::string_view type) {
-  using K = sql::TypeClass;
+  using K = ValueType;
   auto starts = [&](std::string_view prefix) { return type.substr(0, prefix.size()) == prefix; };
   auto length = [&](std::string_view prefix) {  // "(n)" after prefix, 0 when absent
     int n = 0;

@@ -4,16 +4,16 @@ namespace faucet::sql {
 namespace {
 
 // Postgres type OIDs whose width the class records.
-constexpr uint32_t kInt8Oid = 20, kInt2Oid = 21, kInt4Oid = 23, kFloat4Oid = 700, kFloat8Oid = 701,
-                   kBpcharOid = 1042, kVarcharOid = 1043;
+constexpr uint32_t kInt2Oid = 21, kInt4Oid = 23, kFloat4Oid = 700, kBpcharOid = 1042,
+                   kVarcharOid = 1043;
 constexpr int32_t kVarHeader = 4;  // varchar/bpchar typmods count a 4-byte header
 
-bool Integral(TypeClass c) { return c.kind == TypeClass::kInt; }
+bool Integral(TypeClass c) { return c.kind == ValueType::kInt; }
 
 // Text of every kind fits a text column, as its text form; a limited one needs a length check.
 Fit FitText(TypeClass target, TypeClass source) {
   if (target.width == 0) return Fit::kFits;
-  if (source.kind != TypeClass::kText) return Fit::kFits;  // short forms; the database checks
+  if (source.kind != ValueType::kText) return Fit::kFits;  // short forms; the database checks
   return source.width != 0 && source.width <= target.width ? Fit::kFits : Fit::kWiden;
 }
 
@@ -26,60 +26,31 @@ std::string Suffix(const SchemaPolicy& policy) {
 TypeClass SourceClass(const Column& column) {
   switch (column.type_oid) {
     case kInt2Oid:
-      return {TypeClass::kInt, 16};
+      return {ValueType::kInt, 16};
     case kInt4Oid:
-      return {TypeClass::kInt, 32};
-    case kInt8Oid:
-      return {TypeClass::kInt, 64};
+      return {ValueType::kInt, 32};
     case kFloat4Oid:
-      return {TypeClass::kFloat, 32};
-    case kFloat8Oid:
-      return {TypeClass::kFloat, 64};
+      return {ValueType::kFloat, 32};
     case kVarcharOid:
     case kBpcharOid:
-      return {TypeClass::kText,
+      return {ValueType::kText,
               column.type_modifier >= kVarHeader ? column.type_modifier - kVarHeader : 0};
     default:
       break;
   }
+  // Without a narrower Postgres type, a number is taken at its widest.
   switch (column.type) {
-    case ValueType::kBool:
-      return {TypeClass::kBool, 0};
     case ValueType::kInt:
-      return {TypeClass::kInt, 64};
     case ValueType::kFloat:
-      return {TypeClass::kFloat, 64};
-    case ValueType::kNumeric:
-      return {TypeClass::kNumeric, 0};
-    case ValueType::kText:
-      return {TypeClass::kText, 0};
-    case ValueType::kBytes:
-      return {TypeClass::kBytes, 0};
-    case ValueType::kJson:
-      return {TypeClass::kJson, 0};
-    case ValueType::kDate:
-      return {TypeClass::kDate, 0};
-    case ValueType::kTime:
-      return {TypeClass::kTime, 0};
-    case ValueType::kTimestamp:
-      return {TypeClass::kTimestamp, 0};
-    case ValueType::kTimestampTz:
-      return {TypeClass::kTimestampTz, 0};
-    case ValueType::kInterval:
-      return {TypeClass::kInterval, 0};
-    case ValueType::kUuid:
-      return {TypeClass::kUuid, 0};
-    case ValueType::kArray:
-      return {TypeClass::kArray, 0};
-    case ValueType::kOther:
-      break;
+      return {column.type, 64};
+    default:
+      return {column.type, 0};
   }
-  return {};
 }
 
 Fit FitOf(TypeClass target, TypeClass source) {
-  using K = TypeClass;
-  if (target.kind == K::kUnknown || source.kind == K::kUnknown) return Fit::kFits;
+  using K = ValueType;
+  if (target.kind == K::kOther || source.kind == K::kOther) return Fit::kFits;
   if (target.kind == K::kText) return FitText(target, source);
   if (target.kind == source.kind) {
     if (target.kind == K::kInt || target.kind == K::kFloat) {

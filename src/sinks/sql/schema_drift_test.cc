@@ -5,7 +5,7 @@
 namespace faucet::sql {
 namespace {
 
-using K = TypeClass;
+using K = ValueType;
 
 Column Pg(const std::string& name, ValueType type, uint32_t oid, int32_t mod = -1) {
   return Column{name, type, oid, mod, false};
@@ -20,7 +20,7 @@ TEST(SchemaDrift, SourceClassTakesPostgresWidths) {
   EXPECT_EQ(SourceClass(Pg("a", ValueType::kFloat, 700)), (TypeClass{K::kFloat, 32}));
   // Without a Postgres OID the logical type decides, at its widest.
   EXPECT_EQ(SourceClass(Pg("a", ValueType::kInt, 0)), (TypeClass{K::kInt, 64}));
-  EXPECT_EQ(SourceClass(Pg("a", ValueType::kOther, 0)), (TypeClass{K::kUnknown, 0}));
+  EXPECT_EQ(SourceClass(Pg("a", ValueType::kOther, 0)), (TypeClass{K::kOther, 0}));
 }
 
 TEST(SchemaDrift, FitOfJudgesWhatATypeHolds) {

@@ -6,31 +6,18 @@
 #include <string_view>
 #include <vector>
 
+#include "core/change.h"
 #include "core/status.h"
 
 namespace faucet::sql {
 
 // What values a column type holds, coarsely: enough to tell whether a destination column can
-// take what a source column sends (sinks/sql/schema_drift.h).
+// take what a source column sends (sinks/sql/schema_drift.h). `kind` is the logical type whose
+// values it holds; ValueType::kOther is a type not judged (an enum, a domain, SQLite's dynamic
+// types), which always fits.
 struct TypeClass {
-  enum Kind : uint8_t {
-    kUnknown,  // a type we do not judge (an enum, a domain, SQLite's dynamic types): always fits
-    kBool,
-    kInt,      // width: bits (16, 32, 64)
-    kFloat,    // width: bits (32, 64)
-    kNumeric,  // arbitrary precision
-    kText,     // width: the maximum length in characters, 0 for unlimited
-    kBytes,
-    kJson,
-    kDate,
-    kTime,
-    kTimestamp,
-    kTimestampTz,
-    kInterval,
-    kUuid,
-    kArray,
-  };
-  Kind kind = kUnknown;
+  ValueType kind = ValueType::kOther;
+  // kInt, kFloat: bits (16, 32, 64); kText: the maximum length in characters, 0 for unlimited.
   int width = 0;
 
   bool operator==(const TypeClass&) const = default;
