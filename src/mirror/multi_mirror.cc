@@ -77,6 +77,10 @@ MultiMirror::~MultiMirror() {
     cycle_->thread.join();
   }
   for (auto& job : snapshots_) job->thread.join();
+  // Detached tables (also those of a cycle never finished) report to this object until they
+  // end: wait for them before its members go.
+  cycle_.reset();
+  draining_.clear();
 }
 
 void MultiMirror::Wake() {
@@ -462,15 +466,13 @@ void MultiMirror::Routed(const std::string& table, int64_t first_commit_us, cons
 }
 
 void MultiMirror::Applied(const std::string& table, const Page& page) {
-  // What the page covers: its bookmark, else (a chunk of a transaction) its last change's.
+  // What the page covers: the changes before its bookmark. A chunk of a transaction (no
+  // bookmark) covers nothing yet: its transaction's later chunks share its position, and the
+  // last chunk's bookmark covers them all.
   std::optional<Position> covered;
-  bool inclusive = false;
   if (page.bookmark) {
     Result<Position> p = built_.parts.source->PositionOf(*page.bookmark);
     if (p.ok()) covered = *p;
-  } else if (!page.changes.empty()) {
-    covered = built_.parts.source->ChangePosition(page.changes.back());
-    inclusive = true;
   }
   MutexLock lock(mu_);
   TableState& t = marker_.tables[table];
@@ -480,10 +482,7 @@ void MultiMirror::Applied(const std::string& table, const Page& page) {
     t.last_commit_ms = page.changes.back().commit_time_us / 1000;
   }
   auto& pages = unapplied_[table];
-  while (covered && !pages.empty() &&
-         (pages.front().first < *covered || (inclusive && pages.front().first == *covered))) {
-    pages.pop_front();
-  }
+  while (covered && !pages.empty() && pages.front().first < *covered) pages.pop_front();
   t.behind_since_ms = pages.empty() ? 0 : pages.front().second;
 }
 
@@ -527,6 +526,7 @@ Status MultiMirror::StartCycle() {
       // It resumes from what it persisted: what an earlier cycle routed is routed again.
       MutexLock lock(mu_);
       unapplied_.erase(name);
+      marker_.tables[name].behind_since_ms = 0;
     }
     CycleTable table;
     table.table = name;

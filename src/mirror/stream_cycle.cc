@@ -369,9 +369,12 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
   // detach_after (keeping the stream's session alive meanwhile).
   auto push = [&](size_t i, Page page) {
     Route& route = routes[i];
-    const int64_t first_commit_us = page.changes.empty() ? 0 : page.changes.front().commit_time_us;
-    const std::optional<Position> last_position =
-        page.changes.empty() ? std::nullopt : source.ChangePosition(page.changes.back());
+    // Reported before the push: once pushed, the table may write the page at once.
+    if (options.on_routed && !page.changes.empty()) {
+      if (std::optional<Position> last = source.ChangePosition(page.changes.back())) {
+        options.on_routed(i, page.changes.front().commit_time_us, *last);
+      }
+    }
     const Clock::time_point give_up = Clock::now() + options.detach_after;
     while (true) {
       TableFeed::Pushed pushed = feed(i).Push(page, std::min(give_up, Clock::now() + 1s));
@@ -395,7 +398,6 @@ Result<CycleResult> RunStreamCycle(Source& source, StateStore& state,
       }
     }
     route.last_sent = Clock::now();
-    if (last_position && options.on_routed) options.on_routed(i, first_commit_us, *last_position);
   };
 
   // The table of each relation seen (nullopt: not a table of this cycle).

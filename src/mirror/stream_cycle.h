@@ -65,9 +65,9 @@ struct CycleOptions {
   std::function<void(const std::string&)> on_unknown_table;
   // Called when table `index`'s pipeline failed (it ends alone; the cycle goes on).
   std::function<void(size_t index, const Status&)> on_table_failed;
-  // Called on the router thread when table `index` was handed a page with changes: the first
-  // change's commit time and the last change's position (Source::ChangePosition), for lag
-  // (on_applied later reports what its sink committed).
+  // Called on the router thread when table `index` is about to be handed a page with changes
+  // (before it can write it): the first change's commit time and the last change's position
+  // (Source::ChangePosition), for lag (on_applied later reports what its sink committed).
   std::function<void(size_t index, int64_t first_commit_us, const Position& last)> on_routed;
   // Called on table `index`'s sink thread after a page was written (and checkpointed).
   std::function<void(size_t index, const Page&, const PipelineStats&)> on_applied;

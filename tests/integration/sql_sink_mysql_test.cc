@@ -143,6 +143,37 @@ TEST(MysqlSink, CommitTokenScopesAreCaseSensitive) {
   EXPECT_EQ(sink->CommittedToken(lower)->value_or(""), "00000000000000000002");
 }
 
+// Widening restates the column (MODIFY): its NOT NULL and collation stay; a default or
+// AUTO_INCREMENT, which MODIFY would drop, makes evolve refuse with a message instead.
+TEST(MysqlSink, EvolveWideningKeepsTheColumnOrRefuses) {
+  MysqlBackend b;
+  const std::string table = testing::UniqueName("widen");
+  b.Exec("CREATE TABLE " + b.Quote(table) +
+         " (id INT PRIMARY KEY, name VARCHAR(5) CHARACTER SET latin1 COLLATE latin1_bin NOT NULL,"
+         " qty INT NOT NULL DEFAULT 0)");
+  auto sink = b.MakeSink(
+      Yaml("{" + b.Locate(table) + ", column_mapping: auto_map, write_mode: upsert, key: [id]}"));
+  ASSERT_OK(sink);
+  (*sink)->SetSchemaPolicy(SchemaPolicy{OnDrift::kEvolve});
+  ASSERT_OK((*sink)->Open(false));
+  auto rel = std::make_shared<faucet::Relation>();
+  rel->columns = {{"id", ValueType::kInt, 23, -1, true},
+                  {"name", ValueType::kText, 1043, 24, false}};  // varchar(20)
+  ASSERT_OK((*sink)->Write(PageOf({Insert(rel, {T("1"), T("a longer name")})})));
+  EXPECT_EQ(b.Query("SELECT CONCAT(COLUMN_TYPE, ' ', IS_NULLABLE, ' ', COLLATION_NAME) FROM "
+                    "information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+                    "TABLE_NAME = '" +
+                    table + "' AND COLUMN_NAME = 'name'")[0][0],
+            "varchar(20) NO latin1_bin");
+
+  auto wider = std::make_shared<faucet::Relation>(*rel);  // relations are immutable: a new one
+  wider->columns.push_back({"qty", ValueType::kInt, 20, -1, false});  // bigint
+  Status st = (*sink)->Write(PageOf({Insert(wider, {T("2"), T("b"), T("5000000000")})}));
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+  EXPECT_NE(st.message().find("column qty has a default"), std::string::npos) << st.message();
+  b.Exec("DROP TABLE " + b.Quote(table));
+}
+
 TEST(MysqlSink, ConnectionFailureIsUnavailableWithThePasswordRedacted) {
   auto sink = MakeMysqlSink(
       Yaml("{connection_url: 'mysql://faucet:s3cret@127.0.0.1:1/faucet', table_name: t}"));

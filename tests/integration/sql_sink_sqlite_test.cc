@@ -99,6 +99,26 @@ TEST(SqliteSink, OpensTheDatabaseInWalMode) {
   sqlite3_close_v2(fresh);
 }
 
+// A STRICT table takes only INT, INTEGER, REAL, TEXT, BLOB and ANY: evolve adds a numeric
+// column as ANY there (NUMERIC elsewhere).
+TEST(SqliteSink, EvolveAddsColumnsAStrictTableAccepts) {
+  SqliteBackend b;
+  b.Exec("CREATE TABLE strict_t (id INTEGER PRIMARY KEY, name TEXT) STRICT");
+  auto sink = MakeSqliteSink(Yaml("{" + b.Locate("strict_t") +
+                                  ", column_mapping: auto_map, write_mode: upsert, key: [id]}"));
+  ASSERT_OK(sink);
+  (*sink)->SetSchemaPolicy(SchemaPolicy{OnDrift::kEvolve});
+  ASSERT_OK((*sink)->Open(false));
+  auto rel = std::make_shared<faucet::Relation>();
+  rel->columns = {{"id", ValueType::kInt, 23, -1, true},
+                  {"name", ValueType::kText, 25, -1, false},
+                  {"amount", ValueType::kNumeric, 1700, -1, false}};
+  ASSERT_OK((*sink)->Write(PageOf({Insert(rel, {T("1"), T("a"), T("12.50")})})));
+  EXPECT_EQ(b.Query("SELECT type FROM pragma_table_info('strict_t') WHERE name = 'amount'")[0][0],
+            "ANY");
+  EXPECT_EQ(b.Query("SELECT id || ':' || name || ':' || amount FROM strict_t")[0][0], "1:a:12.50");
+}
+
 TEST(SqliteSink, PostgresTextFormsAreConvertedByColumnType) {
   SqliteBackend b;
   b.Exec(

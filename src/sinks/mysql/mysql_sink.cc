@@ -407,33 +407,44 @@ class MysqlSink : public sql::TableSink {
 
   // MODIFY restates the whole column: its NULL-ness is kept; a default or comment on a widened
   // column is not.
+  // MODIFY restates the whole column: its NULL-ness, character set and collation are kept; a
+  // column with a default, AUTO_INCREMENT or ON UPDATE is refused (MODIFY would drop them).
+  // ADD COLUMN racing another writer of the table (a snapshot's shards) is fine: the column is
+  // there either way.
   Status AlterTarget(const std::vector<sql::SchemaChange>& changes) override {
     RETURN_IF_ERROR(EnsureConnected());
     std::string actions;
     for (const sql::SchemaChange& c : changes) {
       const int t = target().Find(c.column);
       std::string action;
-      switch (c.kind) {
-        case sql::SchemaChange::kAddColumn:  // MySQL has no ADD COLUMN IF NOT EXISTS
-          if (t < 0) action = "ADD COLUMN " + Quote(c.column) + " " + c.type;
-          break;
-        case sql::SchemaChange::kWidenColumn:
-          action = "MODIFY COLUMN " + Quote(c.column) + " " + c.type +
-                   (t >= 0 && target().columns[t].required ? " NOT NULL" : " NULL");
-          break;
-        case sql::SchemaChange::kDropNotNull:
-          if (t < 0) return NotFound("column " + c.column + " is not in the table");
-          action = "MODIFY COLUMN " + Quote(c.column) + " " + target().columns[t].type + " NULL";
-          break;
+      if (c.kind == sql::SchemaChange::kAddColumn) {  // MySQL has no ADD COLUMN IF NOT EXISTS
+        if (t < 0) action = "ADD COLUMN " + Quote(c.column) + " " + c.type;
+      } else {
+        if (t < 0) return NotFound("column " + c.column + " is not in the table");
+        const Definition& d = definitions_[t];
+        if (d.more) {
+          return FailedPrecondition("column " + c.column +
+                                    " has a default, AUTO_INCREMENT or ON UPDATE, which MODIFY "
+                                    "COLUMN would drop: change it by hand");
+        }
+        const bool widen = c.kind == sql::SchemaChange::kWidenColumn;
+        action =
+            "MODIFY COLUMN " + Quote(c.column) + " " + (widen ? c.type : target().columns[t].type);
+        if (!d.charset.empty()) action += " CHARACTER SET " + d.charset + " COLLATE " + d.collation;
+        action += widen && !d.nullable ? " NOT NULL" : " NULL";
       }
       if (!action.empty()) actions += (actions.empty() ? "" : ", ") + action;
     }
-    if (!actions.empty()) {
-      RETURN_IF_ERROR(
-          Query("ALTER TABLE " + write_table_ + " " + actions, "cannot change the table"));
-    }
+    Status altered = actions.empty() ? Status::Ok()
+                                     : Query("ALTER TABLE " + write_table_ + " " + actions,
+                                             "cannot change the table");
     sql::TargetTable target;
     RETURN_IF_ERROR(ReadTarget(target));
+    if (!altered.ok()) {
+      for (const sql::SchemaChange& c : changes) {
+        if (c.kind != sql::SchemaChange::kAddColumn || target.Find(c.column) < 0) return altered;
+      }
+    }
     return SetTarget(std::move(target));
   }
 
@@ -543,7 +554,9 @@ class MysqlSink : public sql::TableSink {
     // default as SQL NULL.
     std::string sql =
         "SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, EXTRA, CHARACTER_MAXIMUM_LENGTH,"
-        " IS_NULLABLE = 'NO' AND COLUMN_DEFAULT IS NULL AND EXTRA NOT LIKE '%auto_increment%'"
+        " IS_NULLABLE = 'NO' AND COLUMN_DEFAULT IS NULL AND EXTRA NOT LIKE '%auto_increment%',"
+        " IS_NULLABLE = 'YES', COALESCE(COLUMN_DEFAULT, 'NULL') <> 'NULL' OR EXTRA <> '',"
+        " CHARACTER_SET_NAME, COLLATION_NAME, GENERATION_EXPRESSION"
         " FROM information_schema.COLUMNS"
         " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
         name + " ORDER BY ORDINAL_POSITION";
@@ -551,11 +564,16 @@ class MysqlSink : public sql::TableSink {
     MYSQL_RES* res = mysql_store_result(conn_);
     if (res == nullptr) return Error("cannot read the table's columns");
     literals_.clear();
+    definitions_.clear();
+    auto is_true = [](const char* v) { return v != nullptr && std::strcmp(v, "1") == 0; };
     while (MYSQL_ROW row = mysql_fetch_row(res)) {
-      if (std::strstr(row[3] != nullptr ? row[3] : "", "GENERATED") != nullptr) continue;
-      table.columns.push_back({row[0], row[1], ClassOf(row[2], row[1], row[4]),
-                               row[5] != nullptr && std::strcmp(row[5], "1") == 0});
+      // A generated column has an expression (EXTRA's DEFAULT_GENERATED is an expression
+      // default, a column to write).
+      if (row[10] != nullptr && row[10][0] != '\0') continue;
+      table.columns.push_back({row[0], row[1], ClassOf(row[2], row[1], row[4]), is_true(row[5])});
       literals_.push_back(LiteralFor(row[2]));
+      definitions_.push_back({is_true(row[6]), is_true(row[7]), row[8] != nullptr ? row[8] : "",
+                              row[9] != nullptr ? row[9] : ""});
     }
     mysql_free_result(res);
     if (table.columns.empty()) {
@@ -721,6 +739,13 @@ class MysqlSink : public sql::TableSink {
   MYSQL* conn_ = nullptr;
   bool broken_ = false;            // the connection failed: reconnect before the next page
   std::vector<Literal> literals_;  // per target column
+  // What MODIFY COLUMN must restate, per target column.
+  struct Definition {
+    bool nullable = true;
+    bool more = false;  // a default, AUTO_INCREMENT or ON UPDATE, which MODIFY would drop
+    std::string charset, collation;
+  };
+  std::vector<Definition> definitions_;
   // Reused across pages.
   std::string sql_;
   std::string shifted_;

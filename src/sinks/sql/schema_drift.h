@@ -25,8 +25,11 @@
 //               relax_nullability_on_missing; everything else (incompatible, or widening or
 //               relaxing not allowed) goes by on_incompatible: fail or quarantine
 //
-// Types are judged by TypeClass: what a type holds, not how it is spelled, and a class the sink
-// does not know (an enum, SQLite's dynamic types) always fits.
+// Types are judged by TypeClass: the kind of value a type holds and its width, not how it is
+// spelled; a class the sink does not know (an enum, SQLite's dynamic types) always fits. The
+// judgement is of kinds, not of every value: a floating-point column is taken to fit integers
+// (a 64-bit one is rounded past 2^53) and a numeric one floats (MySQL's DECIMAL refuses NaN
+// and infinities, which then fail their row as any refused value does).
 #pragma once
 
 #include <functional>
@@ -46,7 +49,7 @@ namespace faucet::sql {
 TypeClass SourceClass(const Column& column);
 
 enum class Fit { kFits, kWiden, kIncompatible };
-// Whether a destination column of class `target` can hold every value of class `source`.
+// Whether a destination column of class `target` holds values of class `source` (see above).
 Fit FitOf(TypeClass target, TypeClass source);
 
 struct Drift {

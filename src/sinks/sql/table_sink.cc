@@ -56,6 +56,15 @@ Status TableSink::ResolveDrift(const Page& page) {
                         ": the destination still differs from the source after " +
                         Describe(decision.changes.front()));
       }
+      if (bulk_ == Bulk::kOpen) {
+        // Not within a load's transaction (its COPY may be in progress): the caller redoes the
+        // load, whose first page then evolves the table before the load begins.
+        bulk_ = Bulk::kOff;
+        BulkRollback();
+        return Unavailable("table " + target_.display_name +
+                           ": the source's schema changed during a bulk load; the load is "
+                           "abandoned");
+      }
       RETURN_IF_ERROR(AlterTarget(decision.changes)
                           .WithContext("table " + target_.display_name + ": on_drift: evolve"));
       for (const SchemaChange& change : decision.changes) {

@@ -197,7 +197,7 @@ class SqliteSink : public sql::TableSink {
       case ValueType::kFloat:
         return "REAL";
       case ValueType::kNumeric:
-        return "NUMERIC";
+        return strict_ ? "ANY" : "NUMERIC";  // a STRICT table takes only its five types and ANY
       case ValueType::kBytes:
         return "BLOB";
       default:
@@ -212,9 +212,11 @@ class SqliteSink : public sql::TableSink {
                                   " in place (only a missing column can be added)");
       }
       if (target().Find(c.column) >= 0) continue;
-      RETURN_IF_ERROR(
+      Status added =
           ExecText("ALTER TABLE " + write_table_ + " ADD COLUMN " + Quote(c.column) + " " + c.type,
-                   "cannot add column " + c.column));
+                   "cannot add column " + c.column);
+      // Another writer of the table (a snapshot's shard) may have added it meanwhile.
+      if (!added.ok() && (!Reread().ok() || target().Find(c.column) < 0)) return added;
     }
     return Reread();
   }
@@ -356,6 +358,11 @@ class SqliteSink : public sql::TableSink {
   // Reads the table being written (and its column bindings) and hands it to SetTarget.
   Status Reread() {
     ClearStatements();
+    sqlite3_stmt* strict = nullptr;
+    RETURN_IF_ERROR(Prepare("SELECT strict FROM pragma_table_list WHERE name = ?", &strict));
+    sqlite3_bind_text(strict, 1, table_.data(), static_cast<int>(table_.size()), SQLITE_STATIC);
+    strict_ = sqlite3_step(strict) == SQLITE_ROW && sqlite3_column_int(strict, 0) != 0;
+    sqlite3_finalize(strict);
     sql::TargetTable target;
     RETURN_IF_ERROR(ReadTarget(target));
     bindings_.clear();
@@ -506,6 +513,7 @@ class SqliteSink : public sql::TableSink {
 
   const std::string path_;
   const std::string table_;
+  bool strict_ = false;      // a STRICT table (CREATE TABLE ... STRICT)
   std::string write_table_;  // the quoted table, or the overwrite table while one is open
   sqlite3* db_ = nullptr;
   std::vector<Binding> bindings_;  // per target column
