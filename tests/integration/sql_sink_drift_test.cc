@@ -16,7 +16,7 @@ constexpr uint32_t kInt4 = 23, kInt8 = 20, kText = 25, kVarchar = 1043;
 
 // A source relation as postgres-cdc decodes it: id int4, name varchar(50), qty int4 (or int8),
 // then `extra` text columns.
-RelationPtr Source(std::vector<std::string> extra, uint32_t qty_oid = kInt4) {
+RelationPtr Source(const std::vector<std::string>& extra, uint32_t qty_oid = kInt4) {
   auto r = std::make_shared<faucet::Relation>();
   r->schema = "src";
   r->name = "items";
