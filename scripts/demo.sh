@@ -139,9 +139,11 @@ wait_tables() {  # count phase: until `count` tables are in `phase`
 wait_tables 3 active
 grep -h "snapshotted" shop.log | sed 's/^/   /'
 
-say "changes on every table, and a table created while the mirror runs (shop.reviews)"
+say "changes on every table, a table created while the mirror runs (shop.reviews), and a column added (shop.customers.email, schema: evolve)"
 psql -q "$src" <<'SQL'
 UPDATE shop.customers SET city = 'moved' WHERE id % 9 = 0;
+ALTER TABLE shop.customers ADD COLUMN email text;
+UPDATE shop.customers SET email = 'c' || id || '@example.com' WHERE id % 7 = 0;
 DELETE FROM shop.products WHERE price < 2;
 UPDATE shop.order_lines SET order_id = order_id + 60000 WHERE order_id % 1000 = 0;  -- moves rows across partitions
 CREATE TABLE shop.reviews (id int PRIMARY KEY, sku text, stars int);
@@ -163,6 +165,7 @@ done
 for t in customers products order_lines reviews; do
   printf '   %-18s source %-40s mirror %s\n' "$t" "$(tsum "$src" "shop.$t")" "$(tsum "$dest" "shop_$t")"
 done
+grep -h "on_drift: evolve" shop.log | sed 's/^/   /'
 
 say "faucet mirror status mirror_schema_to_postgres.yaml"
 "$faucet" mirror status mirror_schema_to_postgres.yaml | sed 's/^/   /'
