@@ -270,6 +270,22 @@ mt_watch_sql() {
 
 # mt_wait_watcher PID: the watcher's end, after the process under test exited; fails the
 # bench when the sentinel does not arrive within 10 s of that.
+# mt_watched_run DB SQL LOG CMD...: runs CMD (stderr to LOG) under /usr/bin/time (report in
+# $WORK/time) while SQL, run on DB, waits for its last change to arrive; sets START (before CMD)
+# and SEEN (when SQL returned). A failing CMD ends the bench with the tail of LOG.
+mt_watched_run() {
+  local db=$1 sql=$2 logf=$3 watcher
+  shift 3
+  (psql -X -q "$db" -c "$sql" && now >"$WORK/seen") &
+  watcher=$!
+  sleep 0.3
+  START=$(now)
+  /usr/bin/time -v -o "$WORK/time" "$@" 2>"$logf" ||
+    { tail -n 30 "$logf" >&2; kill "$watcher" 2>/dev/null; exit 1; }
+  mt_wait_watcher "$watcher"
+  SEEN=$(cat "$WORK/seen")
+}
+
 mt_wait_watcher() {
   local i
   for ((i = 0; i < 100; i++)); do
@@ -340,18 +356,11 @@ YAML
       psqlq "$dst1" -c "TRUNCATE one_t" -c "INSERT INTO one_t SELECT * FROM one_t_base"
       sqlv "$src1" -c "SELECT pg_copy_logical_replication_slot('tmpl_one', 'f_one')" >/dev/null
       rm -rf "$WORK/state-one"
-      (psql -X -q "$dst1" -c "DO \$\$ BEGIN WHILE NOT EXISTS (SELECT 1 FROM one_t WHERE id = -1) LOOP
-          PERFORM pg_sleep(0.01); END LOOP; END \$\$" && now >"$WORK/seen") &
-      watcher=$!
-      sleep 0.3
-      s=$(now)
-      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/one.yaml" 2>"$WORK/one.log" ||
-        { tail -n 30 "$WORK/one.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
-      mt_wait_watcher "$watcher"
-      seen=$(cat "$WORK/seen")
+      mt_watched_run "$dst1" "DO \$\$ BEGIN WHILE NOT EXISTS (SELECT 1 FROM one_t WHERE id = -1) LOOP
+          PERFORM pg_sleep(0.01); END LOOP; END \$\$" "$WORK/one.log" "$bin" run "$WORK/one.yaml"
       [[ $(sqlv "$dst1" -c "SELECT count(*), sum(hashtext(t::text)::bigint) FROM one_t t") == "$expect1" ]] ||
         { log "one_t differs from the source"; exit 1; }
-      record tables-stream "1 table ($label run)" "$i" "$changes" "$(sub "$seen" "$s")" "$WORK/time"
+      record tables-stream "1 table ($label run)" "$i" "$changes" "$(sub "$SEEN" "$START")" "$WORK/time"
       grep -o 'finished: .*' "$WORK/one.log" >&2 || true
       mt_keep_log "tables-stream-one-$label-$i" "$WORK/one.log"
       sqlv "$src1" -c "SELECT pg_drop_replication_slot('f_one')" >/dev/null
@@ -362,17 +371,11 @@ YAML
       cp -a "$WORK/state-s.saved" "$WORK/state-s"
       mt_drop_slot mt_s
       sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mt_s', 'mt_s')" >/dev/null
-      (psql -X -q "$dst" -c "$(mt_watch_sql "$MT_TABLES")" && now >"$WORK/seen") &
-      watcher=$!
-      sleep 0.3
-      s=$(now)
-      /usr/bin/time -v -o "$WORK/time" "$bin" mirror "$WORK/mt-s-stream.yaml" 2>"$WORK/mt.log" ||
-        { tail -n 30 "$WORK/mt.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
-      mt_wait_watcher "$watcher"
-      seen=$(cat "$WORK/seen")
+      mt_watched_run "$dst" "$(mt_watch_sql "$MT_TABLES")" "$WORK/mt.log" \
+        "$bin" mirror "$WORK/mt-s-stream.yaml"
       [[ $(sqlv "$dst" -c "$(mt_hash_sql "$MT_TABLES")") == "$expect" ]] ||
         { log "the mirror's destination differs from the source"; exit 1; }
-      record tables-stream "$label mirror ($MT_TABLES tables)" "$i" "$changes" "$(sub "$seen" "$s")" "$WORK/time"
+      record tables-stream "$label mirror ($MT_TABLES tables)" "$i" "$changes" "$(sub "$SEEN" "$START")" "$WORK/time"
       grep -o 'cycle ended, .*' "$WORK/mt.log" >&2 || true
       mt_keep_log "tables-stream-$label-$i" "$WORK/mt.log"
     done

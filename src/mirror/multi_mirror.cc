@@ -102,6 +102,11 @@ Status MultiMirror::Persist() {
   {
     MutexLock lock(mu_);
     marker_.updated_ms = NowMs();
+    for (auto& [table, t] : marker_.tables) {
+      auto pages = unapplied_.find(table);
+      t.behind_since_ms =
+          pages == unapplied_.end() || pages->second.empty() ? 0 : pages->second.front().second;
+    }
     json = marker_.ToJson();
   }
   return state_.Put(MarkerKey(built_.doc.name), json);
@@ -462,7 +467,6 @@ void MultiMirror::Routed(const std::string& table, int64_t first_commit_us, cons
     pages[pages.size() - 2].first = last;
     pages.pop_back();
   }
-  marker_.tables[table].behind_since_ms = pages.front().second;
 }
 
 void MultiMirror::Applied(const std::string& table, const Page& page) {
@@ -483,7 +487,6 @@ void MultiMirror::Applied(const std::string& table, const Page& page) {
   }
   auto& pages = unapplied_[table];
   while (covered && !pages.empty() && pages.front().first < *covered) pages.pop_front();
-  t.behind_since_ms = pages.empty() ? 0 : pages.front().second;
 }
 
 Status MultiMirror::StartCycle() {
@@ -526,7 +529,6 @@ Status MultiMirror::StartCycle() {
       // It resumes from what it persisted: what an earlier cycle routed is routed again.
       MutexLock lock(mu_);
       unapplied_.erase(name);
-      marker_.tables[name].behind_since_ms = 0;
     }
     CycleTable table;
     table.table = name;

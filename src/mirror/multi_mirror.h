@@ -143,7 +143,8 @@ class MultiMirror {
   std::optional<Bookmark> bootstrap_position_;
   // Per streaming table, the pages routed to it that its sink has not committed yet: the last
   // change's position and the first change's commit time (ms), oldest first; at most
-  // kMaxUnapplied entries (the newest merge). The front is the table's behind_since.
+  // kMaxUnapplied entries (the newest merge). The front is the table's behind_since, written
+  // into the marker when it is saved.
   std::map<std::string, std::deque<std::pair<Position, int64_t>>> unapplied_ GUARDED_BY(mu_);
   // Tables whose latest snapshot or cycle failed, with the error: a one-shot run's error.
   std::map<std::string, std::string> failed_this_run_ GUARDED_BY(mu_);

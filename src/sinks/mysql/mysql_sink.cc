@@ -96,7 +96,6 @@ sql::TypeClass ClassOf(const std::string& data_type, const std::string& column_t
 // its width (int4 -> int, varchar(20), numeric(12,2)).
 std::string MysqlType(const Column& source) {
   const sql::TypeClass c = sql::SourceClass(source);
-  const int32_t mod = source.type_modifier;
   switch (source.type) {
     case ValueType::kBool:
       return "tinyint(1)";
@@ -105,10 +104,9 @@ std::string MysqlType(const Column& source) {
     case ValueType::kFloat:
       return c.width <= 32 ? "float" : "double";
     case ValueType::kNumeric:
-      if (source.type_oid == 1700 && mod >= 4 && ((mod - 4) >> 16) <= 65 &&
-          ((mod - 4) & 0xffff) <= 30 && ((mod - 4) & 0xffff) <= ((mod - 4) >> 16)) {
-        return "decimal(" + std::to_string((mod - 4) >> 16) + "," +
-               std::to_string((mod - 4) & 0xffff) + ")";
+      if (std::optional<sql::NumericPrecision> p = sql::DeclaredPrecision(source);
+          p && p->precision <= 65 && p->scale <= 30) {
+        return "decimal(" + std::to_string(p->precision) + "," + std::to_string(p->scale) + ")";
       }
       return "decimal(65,30)";
     case ValueType::kText:

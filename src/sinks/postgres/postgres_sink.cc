@@ -81,8 +81,9 @@ sql::TypeClass ClassOf(std::string_view type) {
 // type is built in, else one that holds its logical type's text form.
 std::string PostgresType(const Column& source) {
   const int32_t mod = source.type_modifier;
-  auto with_length = [&](const char* name) {  // varchar/bpchar typmods count a 4-byte header
-    return mod >= 4 ? std::string(name) + "(" + std::to_string(mod - 4) + ")" : std::string(name);
+  auto with_length = [&](const char* name) {
+    const int length = sql::SourceClass(source).width;
+    return length > 0 ? std::string(name) + "(" + std::to_string(length) + ")" : std::string(name);
   };
   auto with_precision = [&](const char* name, const char* zone) {
     return std::string(name) + (mod >= 0 ? "(" + std::to_string(mod) + ")" : "") + zone;
@@ -129,9 +130,8 @@ std::string PostgresType(const Column& source) {
     case 1266:
       return with_precision("time", " with time zone");
     case 1700:
-      if (mod >= 4 && ((mod - 4) & 0xffff) <= ((mod - 4) >> 16)) {
-        return "numeric(" + std::to_string((mod - 4) >> 16) + "," +
-               std::to_string((mod - 4) & 0xffff) + ")";
+      if (std::optional<sql::NumericPrecision> p = sql::DeclaredPrecision(source)) {
+        return "numeric(" + std::to_string(p->precision) + "," + std::to_string(p->scale) + ")";
       }
       return "numeric";
     case 2950:

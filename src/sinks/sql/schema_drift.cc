@@ -5,20 +5,14 @@ namespace {
 
 // Postgres type OIDs whose width the class records.
 constexpr uint32_t kInt2Oid = 21, kInt4Oid = 23, kFloat4Oid = 700, kBpcharOid = 1042,
-                   kVarcharOid = 1043;
-constexpr int32_t kVarHeader = 4;  // varchar/bpchar typmods count a 4-byte header
-
-bool Integral(TypeClass c) { return c.kind == ValueType::kInt; }
+                   kVarcharOid = 1043, kNumericOid = 1700;
+constexpr int32_t kVarHeader = 4;  // varchar/bpchar/numeric typmods count a 4-byte header
 
 // Text of every kind fits a text column, as its text form; a limited one needs a length check.
 Fit FitText(TypeClass target, TypeClass source) {
   if (target.width == 0) return Fit::kFits;
   if (source.kind != ValueType::kText) return Fit::kFits;  // short forms; the database checks
   return source.width != 0 && source.width <= target.width ? Fit::kFits : Fit::kWiden;
-}
-
-std::string Suffix(const SchemaPolicy& policy) {
-  return std::string(" (on_drift: ") + OnDriftName(policy.on_drift) + ")";
 }
 
 }  // namespace
@@ -48,6 +42,14 @@ TypeClass SourceClass(const Column& column) {
   }
 }
 
+std::optional<NumericPrecision> DeclaredPrecision(const Column& column) {
+  const int32_t mod = column.type_modifier - kVarHeader;
+  if (column.type_oid != kNumericOid || mod < 0) return std::nullopt;
+  NumericPrecision p{mod >> 16, mod & 0xffff};
+  if (p.scale > p.precision) return std::nullopt;  // a negative scale (Postgres 15): not kept
+  return p;
+}
+
 Fit FitOf(TypeClass target, TypeClass source) {
   using K = ValueType;
   if (target.kind == K::kOther || source.kind == K::kOther) return Fit::kFits;
@@ -60,9 +62,9 @@ Fit FitOf(TypeClass target, TypeClass source) {
   }
   switch (target.kind) {
     case K::kNumeric:
-      return Integral(source) || source.kind == K::kFloat ? Fit::kFits : Fit::kIncompatible;
+      return source.kind == K::kInt || source.kind == K::kFloat ? Fit::kFits : Fit::kIncompatible;
     case K::kFloat:
-      if (Integral(source)) return Fit::kFits;
+      if (source.kind == K::kInt) return Fit::kFits;
       return source.kind == K::kNumeric ? Fit::kWiden : Fit::kIncompatible;
     case K::kInt:
       return source.kind == K::kFloat || source.kind == K::kNumeric ? Fit::kWiden
@@ -125,7 +127,7 @@ DriftDecision Decide(const std::vector<Drift>& drifts, const Relation& relation,
                      const std::function<std::string(const Column&)>& type_for) {
   DriftDecision out;
   if (drifts.empty()) return out;
-  const std::string suffix = Suffix(policy);
+  const std::string suffix = std::string(" (on_drift: ") + OnDriftName(policy.on_drift) + ")";
   const std::string table = "table " + target.display_name + ": ";
   auto column_of = [&](const Drift& d) {
     return d.target >= 0 ? target.columns[d.target].name : relation.columns[d.source].name;

@@ -45,8 +45,17 @@
 namespace faucet::sql {
 
 // The class of a source column: from its logical type and, when the source is Postgres, its
-// type OID and modifier (int4 is 32 bits, varchar(20) holds 20 characters).
+// type OID and modifier (int4 is 32 bits, varchar(20) holds 20 characters). This file is where
+// the sinks read a Postgres type modifier.
 TypeClass SourceClass(const Column& column);
+
+// A numeric column's declared precision and scale (Postgres numeric(p,s), from its type
+// modifier); nullopt for an unconstrained numeric or another column.
+struct NumericPrecision {
+  int precision = 0;
+  int scale = 0;
+};
+std::optional<NumericPrecision> DeclaredPrecision(const Column& column);
 
 enum class Fit { kFits, kWiden, kIncompatible };
 // Whether a destination column of class `target` holds values of class `source` (see above).

@@ -30,55 +30,60 @@ std::string Describe(const SchemaChange& change) {
 }  // namespace
 
 Status TableSink::ResolveDrift(const Page& page) {
-  auto type_for = [this](const Column& column) { return TypeFor(column); };
-  if (!plan_->writes_columns()) return Status::Ok();
+  if (!spec_.WritesColumns()) return Status::Ok();
   std::set<const Relation*> evolved;
-  const Relation* previous = nullptr;  // a page's changes mostly share one relation
-  for (size_t i = 0; i < page.changes.size(); ++i) {
-    const Change& c = page.changes[i];
-    if (c.op == ChangeOp::kTruncate || !c.relation || c.relation.get() == previous) continue;
-    previous = c.relation.get();
-    if (checked_.count(previous)) continue;
-    std::vector<Drift> drifts =
-        DiffSchema(*c.relation, plan_->TargetOf(c.relation), target_, type_for);
-    DriftDecision decision = Decide(drifts, *c.relation, target_, policy_, type_for);
-    if (decision.error) return *decision.error;
-    for (const std::string& w : decision.warnings) {
-      if (policy_.on_drift == OnDrift::kIgnore) {
-        spdlog::debug("{}", w);
-      } else {
-        spdlog::warn("{}", w);
-      }
+  bool altered = true;
+  while (altered) {  // an evolved table has a new plan: its relations are checked again
+    altered = false;
+    const Relation* previous = nullptr;  // a page's changes mostly share one relation
+    for (const Change& c : page.changes) {
+      if (c.op == ChangeOp::kTruncate || !c.relation || c.relation.get() == previous) continue;
+      previous = c.relation.get();
+      if (checked_.count(previous)) continue;
+      ASSIGN_OR_RETURN(altered, CheckRelation(c.relation, evolved));
+      if (altered) break;
     }
-    if (!decision.changes.empty()) {
-      if (!evolved.insert(c.relation.get()).second) {
-        return Internal("table " + target_.display_name +
-                        ": the destination still differs from the source after " +
-                        Describe(decision.changes.front()));
-      }
-      if (bulk_ == Bulk::kOpen) {
-        // Not within a load's transaction (its COPY may be in progress): the caller redoes the
-        // load, whose first page then evolves the table before the load begins.
-        bulk_ = Bulk::kOff;
-        BulkRollback();
-        return Unavailable("table " + target_.display_name +
-                           ": the source's schema changed during a bulk load; the load is "
-                           "abandoned");
-      }
-      RETURN_IF_ERROR(AlterTarget(decision.changes)
-                          .WithContext("table " + target_.display_name + ": on_drift: evolve"));
-      for (const SchemaChange& change : decision.changes) {
-        spdlog::info("table {}: {} (on_drift: evolve)", target_.display_name, Describe(change));
-      }
-      // SetTarget made a new plan: check every relation again.
-      i = static_cast<size_t>(-1);
-      previous = nullptr;
-      continue;
-    }
-    if (!decision.quarantine.empty()) plan_->Quarantine(c.relation, std::move(decision.quarantine));
-    checked_.emplace(c.relation.get(), c.relation);
   }
   return Status::Ok();
+}
+
+Result<bool> TableSink::CheckRelation(const RelationPtr& relation,
+                                      std::set<const Relation*>& evolved) {
+  auto type_for = [this](const Column& column) { return TypeFor(column); };
+  std::vector<Drift> drifts = DiffSchema(*relation, plan_->TargetOf(relation), target_, type_for);
+  DriftDecision decision = Decide(drifts, *relation, target_, policy_, type_for);
+  if (decision.error) return *decision.error;
+  for (const std::string& w : decision.warnings) {
+    if (policy_.on_drift == OnDrift::kIgnore) {
+      spdlog::debug("{}", w);
+    } else {
+      spdlog::warn("{}", w);
+    }
+  }
+  if (decision.changes.empty()) {
+    if (!decision.quarantine.empty()) plan_->Quarantine(relation, std::move(decision.quarantine));
+    checked_.emplace(relation.get(), relation);
+    return false;
+  }
+  if (!evolved.insert(relation.get()).second) {
+    return Internal("table " + target_.display_name +
+                    ": the destination still differs from the source after " +
+                    Describe(decision.changes.front()));
+  }
+  if (bulk_ == Bulk::kOpen) {
+    // Not within a load's transaction (its COPY may be in progress): the caller redoes the
+    // load, whose first page then evolves the table before the load begins.
+    bulk_ = Bulk::kOff;
+    BulkRollback();
+    return Unavailable("table " + target_.display_name +
+                       ": the source's schema changed during a bulk load; the load is abandoned");
+  }
+  RETURN_IF_ERROR(AlterTarget(decision.changes)
+                      .WithContext("table " + target_.display_name + ": on_drift: evolve"));
+  for (const SchemaChange& change : decision.changes) {
+    spdlog::info("table {}: {} (on_drift: evolve)", target_.display_name, Describe(change));
+  }
+  return true;
 }
 
 SinkCapabilities TableSink::Capabilities() const {
@@ -86,7 +91,7 @@ SinkCapabilities TableSink::Capabilities() const {
   c.atomic_watermark = spec_.mode != WriteMode::kOverwrite;
   c.dedups_by_key = spec_.mode == WriteMode::kUpsert || spec_.mode == WriteMode::kDelete;
   c.overwrites = spec_.mode == WriteMode::kOverwrite;
-  c.has_schema = spec_.auto_map && spec_.mode != WriteMode::kDelete;
+  c.has_schema = spec_.WritesColumns();
   c.evolves_schema = c.has_schema;
   return c;
 }

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -117,6 +118,9 @@ class TableSink : public Sink {
   Result<bool> WriteBulk(const WritePlan& plan);
   // Applies the schema policy to the relations of `page` not checked yet.
   Status ResolveDrift(const Page& page);
+  // Applies it to one relation; true when it evolved the table (which has a new plan now).
+  // `evolved`: the relations this page evolved the table for already.
+  Result<bool> CheckRelation(const RelationPtr& relation, std::set<const Relation*>& evolved);
   Status WritePage(const Page& page, const std::string* scope, const std::string* token,
                    std::vector<RejectedRow>* rejected);
 

@@ -69,9 +69,6 @@ class WritePlan {
   WritePlan(const WritePlan&) = delete;
   WritePlan& operator=(const WritePlan&) = delete;
 
-  // True when rows write the target's columns (append, upsert, overwrite), so rows can drift
-  // from it; false in delete mode (only the key) and with a JSON mapping (one document).
-  bool writes_columns() const { return mode_ == Mode::kInsert || mode_ == Mode::kUpsert; }
   // Per column of `relation`: the target column it is written to, -1 when the target lacks it,
   // -2 when it is never written (the delete marker).
   const std::vector<int>& TargetOf(const RelationPtr& relation) {

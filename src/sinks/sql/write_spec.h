@@ -40,6 +40,10 @@ struct WriteSpec {
   // written whole, as one JSON document, into `json_column` (append only).
   bool auto_map = false;
   std::string json_column = "data";
+
+  // Rows write the target's columns (auto_map, any mode but delete, which writes only keys),
+  // so they can drift from the target's schema.
+  bool WritesColumns() const { return auto_map && mode != WriteMode::kDelete; }
 };
 
 // How a sink spells its JSON column mapping and whether it has a default.
