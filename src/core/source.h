@@ -71,6 +71,18 @@ class ConsistentSnapshot {
   virtual const std::string& id() const = 0;
 };
 
+// A change stream's log as its server reports it at one moment, for the lag ladder. A field
+// the source cannot tell is empty.
+struct LogStatus {
+  std::optional<Position> head;          // the log's end (Postgres: pg_current_wal_lsn)
+  std::optional<Position> acknowledged;  // what the server holds as acknowledged for this
+                                         // stream (Postgres: the slot's confirmed_flush_lsn)
+  std::optional<int64_t> retained_bytes;  // log the server keeps for this stream
+  // Log the server may still write before it drops some this stream needs (Postgres: the
+  // slot's safe_wal_size under max_slot_wal_keep_size); empty when there is no such limit.
+  std::optional<int64_t> headroom_bytes;
+};
+
 struct CapturedPosition {
   Bookmark position;
   std::unique_ptr<ConsistentSnapshot> snapshot;  // null: the source could not export one
@@ -121,6 +133,15 @@ class Source {
     return CapturedPosition{std::move(position), nullptr};
   }
 
+  // The database as it is now, held still for as long as the result lives: reads inside it
+  // (ReadInSnapshot) all see the same moment. Not an exact cut: it is taken after any position
+  // captured before the call, so the stream from that position overlaps it. What a read split
+  // into parts needs to read each row once (a row updated between two parts' reads can move
+  // from one part to another). With its own connection.
+  virtual Result<std::unique_ptr<ConsistentSnapshot>> ExportSnapshot() {
+    return FailedPrecondition("this source cannot export a snapshot");
+  }
+
   // Makes the next Open read inside `snapshot` instead of the current state. REQUIRES: before
   // Open; `snapshot` alive until Open returns. kFailedPrecondition unless reads_snapshots.
   virtual Status ReadInSnapshot(const ConsistentSnapshot& snapshot) {
@@ -144,6 +165,15 @@ class Source {
   virtual std::vector<std::optional<int64_t>> BytesBehind(
       const std::vector<Bookmark>& positions) const {
     return std::vector<std::optional<int64_t>>(positions.size());
+  }
+
+  // Best effort, with its own connection, for metrics: the log's state now.
+  virtual LogStatus ReadLogStatus() const { return {}; }
+  // The bytes of log from `from` to `to` (0 when `to` is not after `from`); nullopt when this
+  // source's positions have no byte distance.
+  virtual std::optional<int64_t> BytesBetween(const Position& from, const Position& to) const {
+    (void)from, (void)to;
+    return std::nullopt;
   }
 
   // The tables this source can read, with their keys and row estimates, in name order; with

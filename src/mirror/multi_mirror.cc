@@ -272,9 +272,15 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
       Result<std::vector<std::map<std::string, std::string>>> planned =
           reader->PlanShards(resolved.discovered, tables_.shards);
       if (planned.ok() && planned->size() > 1) shards = std::move(*planned);
-      if (!planned.ok()) {
+      Result<std::shared_ptr<const ConsistentSnapshot>> in =
+          shards.empty() ? Result<std::shared_ptr<const ConsistentSnapshot>>(nullptr)
+                         : SplitSnapshot();
+      if (!planned.ok() || !in.ok()) {
         spdlog::warn("mirror {}: table '{}' is read whole: {}", built_.doc.name, table,
-                     planned.status().message());
+                     (planned.ok() ? in.status() : planned.status()).message());
+        shards.clear();
+      } else if (!shards.empty()) {
+        split_in_[table] = *in;
       }
     }
     // A re-snapshot replaces the destination when its sink can write a whole new copy in one
@@ -318,11 +324,30 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
   return Status::Ok();
 }
 
+Result<std::shared_ptr<const ConsistentSnapshot>> MultiMirror::SplitSnapshot() {
+  if (bootstrap_position_ && exported_) return exported_;  // the exact cut: every table in it
+  std::vector<std::string> warnings;
+  ASSIGN_OR_RETURN(std::unique_ptr<Source> stream,
+                   assembly::MakeSource(built_.doc.source, warnings));
+  ASSIGN_OR_RETURN(std::unique_ptr<ConsistentSnapshot> exported, stream->ExportSnapshot());
+  return std::shared_ptr<const ConsistentSnapshot>(std::move(exported));
+}
+
+void MultiMirror::StopReading(const std::string& table) {
+  reading_.erase(table);
+  split_in_.erase(table);
+}
+
 void MultiMirror::SpawnReads(int64_t now_ms) {
   std::set<std::pair<std::string, int64_t>> running;
   for (const auto& job : snapshots_) running.insert({job->table, job->shard});
-  const ConsistentSnapshot* exported = bootstrap_position_ ? exported_.get() : nullptr;
   for (const auto& [table, plan] : reading_) {
+    // A split read in its parts' snapshot; a whole one in the bootstrap's exact cut while
+    // there is one, else in a transaction of its own.
+    auto split = split_in_.find(table);
+    std::shared_ptr<const ConsistentSnapshot> exported =
+        split != split_in_.end() ? split->second
+                                 : (bootstrap_position_ ? exported_ : nullptr);
     auto retry = retry_at_.find(table);
     if (retry != retry_at_.end() && retry->second > now_ms) continue;
     std::vector<std::pair<int64_t, std::map<std::string, std::string>>> parts;
@@ -347,8 +372,8 @@ void MultiMirror::SpawnReads(int64_t now_ms) {
       job->table = table;
       job->shard = shard;
       SnapshotJob* raw = job.get();
-      job->thread =
-          std::thread([this, raw, read, exported] { SnapshotTable(*raw, read, exported); });
+      job->thread = std::thread(
+          [this, raw, read, exported] { SnapshotTable(*raw, read, exported.get()); });
       snapshots_.push_back(std::move(job));
     }
   }
@@ -400,7 +425,7 @@ Result<bool> MultiMirror::ReapSnapshots() {
       TableState& t = marker_.tables[job.table];
       if (job.shard >= 0) {
         FinishShard(t, job.shard);
-        progressed = true;  // a checkpoint: a crash redoes only the other parts
+        progressed = true;  // a checkpoint, for status
       }
       const bool whole = t.snapshot.shards_done >= t.snapshot.shards_total;
       if (t.phase == TablePhase::kSnapshotting && whole) {
@@ -410,7 +435,7 @@ Result<bool> MultiMirror::ReapSnapshots() {
                      built_.doc.name, job.table, t.snapshot.rows,
                      t.position ? t.position->ToString() : "?");
       }
-      if (whole || t.phase != TablePhase::kSnapshotting) reading_.erase(job.table);
+      if (whole || t.phase != TablePhase::kSnapshotting) StopReading(job.table);
       retry_at_.erase(job.table);
     } else if (current && !job.stopped) {
       Status failed = job.status.WithContext("snapshot of '" + job.table + "' failed");
@@ -418,7 +443,7 @@ Result<bool> MultiMirror::ReapSnapshots() {
       retry_at_[job.table] = now + RetryDelayMs(failures);
       // A paused table stops reading; a whole read starts again (a new join point, and a
       // destination replaced when it can be); a split one retries its unfinished parts.
-      if (failures == 0 || job.shard < 0) reading_.erase(job.table);
+      if (failures == 0 || job.shard < 0) StopReading(job.table);
     }
     it = snapshots_.erase(it);
   }
@@ -636,16 +661,28 @@ Status MultiMirror::Run() {
   }
   RETURN_IF_ERROR(Discover(true).WithContext("mirror " + name + ": discovering tables"));
   {
-    // A split snapshot that a crash interrupted resumes its unfinished parts from its join
-    // point (still the table's stream position).
+    // A split snapshot that a crash interrupted is read again, every part, from its join point
+    // (still the table's stream position: the stream replays from there). The parts an earlier
+    // process read were in a snapshot that died with it; a new read of the others alone would
+    // miss the rows an update moved from them into the finished parts meanwhile.
     MutexLock lock(mu_);
-    for (const auto& [table, t] : marker_.tables) {
-      if (t.phase == TablePhase::kSnapshotting && !t.snapshot.shard_plan.empty() &&
-          resolved_.count(table)) {
-        reading_[table] = resolved_.at(table).plan;
-        spdlog::info("mirror {}: table '{}' resumes its snapshot: {} of {} parts left", name, table,
-                     t.snapshot.shards_total - t.snapshot.shards_done, t.snapshot.shards_total);
+    for (auto& [table, t] : marker_.tables) {
+      if (t.phase != TablePhase::kSnapshotting || t.snapshot.shard_plan.empty() ||
+          !resolved_.count(table)) {
+        continue;
       }
+      Result<std::shared_ptr<const ConsistentSnapshot>> in = SplitSnapshot();
+      if (!in.ok()) return in.status().WithContext("mirror " + name + ": table '" + table + "'");
+      spdlog::info(
+          "mirror {}: table '{}' reads its split snapshot again from its join point {} "
+          "({} of {} parts were read by a process that stopped: their snapshot is gone)",
+          name, table, t.position ? t.position->ToString() : "?", t.snapshot.shards_done,
+          t.snapshot.shards_total);
+      t.snapshot.shards_finished.clear();
+      t.snapshot.shards_done = 0;
+      t.snapshot.rows = 0;
+      reading_[table] = resolved_.at(table).plan;
+      split_in_[table] = *in;
     }
   }
   if (fresh) {

@@ -97,6 +97,11 @@ class MultiMirror {
   // Records finished snapshots; true when one finished (the cycle must restart).
   Result<bool> ReapSnapshots();
   // Starts a cycle over the active tables (none when there is no active table).
+  // The snapshot a split read starts in: the bootstrap's exact cut while there is one, else
+  // one exported now (after the join point was captured).
+  Result<std::shared_ptr<const ConsistentSnapshot>> SplitSnapshot();
+  // The table's snapshot read is over (done, paused or to start again).
+  void StopReading(const std::string& table);
   Status StartCycle();
   // Ends the running cycle (if any) and records its outcome.
   Status FinishCycle();
@@ -139,8 +144,12 @@ class MultiMirror {
   std::vector<std::unique_ptr<DrainingTable>> draining_;
   // The database at the bootstrap position, read by the initial snapshots; released once
   // they all finished.
-  std::unique_ptr<ConsistentSnapshot> exported_;
+  std::shared_ptr<const ConsistentSnapshot> exported_;
   std::optional<Bookmark> bootstrap_position_;
+  // The snapshot each split read is in: its parts must all read one moment, or a row an
+  // update moves from an unread part to a read one is missed (and its update, streamed later,
+  // may lack unchanged TOAST values). Driver thread only.
+  std::map<std::string, std::shared_ptr<const ConsistentSnapshot>> split_in_;
   // Per streaming table, the pages routed to it that its sink has not committed yet: the last
   // change's position and the first change's commit time (ms), oldest first; at most
   // kMaxUnapplied entries (the newest merge). The front is the table's behind_since, written

@@ -31,7 +31,8 @@ struct TableSnapshotProgress {
   int64_t shards_done = 0;
   int64_t attempts = 0;
   // Ours: the parts of a split read (each a config patch, Source::PlanShards) and those
-  // finished: a crash redoes only the others, from the same join point.
+  // finished: a failed part is retried alone while the read's snapshot lives; after a crash
+  // every part is read again, from the same join point.
   std::vector<std::map<std::string, std::string>> shard_plan;
   std::vector<int64_t> shards_finished;  // ascending
 };

@@ -12,7 +12,10 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
+#include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "core/crash_point.h"
 #include "core/pipeline.h"
@@ -249,6 +252,28 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
     return dest_->Query(AggregateSql(table, defs_.at(table), GetParam() == SqlDest::kSqlite));
   }
 
+  // The first rows only one side of two aggregates has ("count/row,row,...").
+  static std::string RowDifference(const std::string& want, const std::string& got) {
+    auto rows = [](const std::string& aggregate) {
+      std::set<std::string> out;
+      std::stringstream list(aggregate.substr(aggregate.find('/') + 1));
+      for (std::string row; std::getline(list, row, ',');) out.insert(row);
+      return out;
+    };
+    const std::set<std::string> source = rows(want);
+    const std::set<std::string> dest = rows(got);
+    std::string text;
+    int shown = 0;
+    for (const auto& [side, from, other] :
+         {std::tuple{"only at the source: ", &source, &dest},
+          std::tuple{"only at the destination: ", &dest, &source}}) {
+      for (const std::string& row : *from) {
+        if (other->count(row) == 0 && shown++ < 8) text += side + row.substr(0, 120) + "; ";
+      }
+    }
+    return text;
+  }
+
   // Waits until each of `tables` at the destination equals its source table.
   void ExpectConverges(const std::vector<std::string>& tables) {
     for (const std::string& table : tables) {
@@ -257,7 +282,7 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
       EXPECT_TRUE(testing::WaitFor([&] { return (got = DestAggregate(table)) == want; }, 60s,
                                    "destination table " + table + " to equal the source", 500ms))
           << "source " << want.substr(0, want.find('/')) << " rows, destination "
-          << got.substr(0, got.find('/')) << " rows\n"
+          << got.substr(0, got.find('/')) << " rows; " << RowDifference(want, got) << "\n"
           << (mirror_ ? mirror_->Output() : "");
     }
   }
@@ -461,10 +486,11 @@ TEST_P(MirrorTablesTest, ExactlyOncePerTableAcrossKills) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
-// mirror.snapshot.shards splits each table's read in parts (block ranges: any key) and keeps
-// a checkpoint per finished part: a crash redoes only the unfinished parts, from the same join
-// point, and nothing is lost.
-TEST_P(MirrorTablesTest, ASplitSnapshotResumesOnlyItsUnfinishedParts) {
+// mirror.snapshot.shards splits each table's read in parts (block ranges: any key), all in one
+// snapshot. A crash loses that snapshot: every part is read again, from the same join point,
+// while a writer updates rows (moving them between blocks, and keeping TOAST values
+// unchanged), and nothing is lost or nulled.
+TEST_P(MirrorTablesTest, ASplitSnapshotACrashInterruptedIsReadAgainFromItsJoinPoint) {
   Fill(50);
   Insert("big", 51, 30'000);
   src_.Exec("ANALYZE " + Src("big"));
@@ -486,12 +512,11 @@ TEST_P(MirrorTablesTest, ASplitSnapshotResumesOnlyItsUnfinishedParts) {
   StartMirror();
   ASSERT_TRUE(WaitForPhase(Keyed(), "active")) << mirror_->Output();
   const mirror::TableState after = MarkerTables()[Src("big")];
-  EXPECT_EQ(after.snapshot.attempts, 1) << "resumed, not started again";
+  EXPECT_EQ(after.snapshot.attempts, 1) << "the same attempt, from the same join point";
   EXPECT_EQ(after.position->value, before.position->value);
-  EXPECT_NE(
-      mirror_->Output().find("resumes its snapshot: " +
-                             std::to_string(4 - before.snapshot.shards_done) + " of 4 parts left"),
-      std::string::npos)
+  EXPECT_EQ(after.resync_required, "");
+  EXPECT_NE(mirror_->Output().find("reads its split snapshot again from its join point"),
+            std::string::npos)
       << mirror_->Output();
   StopWriter();
   ExpectConverges(Keyed());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <thread>
 
 #include "core/text.h"
@@ -439,7 +440,32 @@ class PostgresSnapshot final : public ConsistentSnapshot {
   ExportedSnapshot exported_;  // its replication session holds the snapshot open
 };
 
+// A snapshot exported by a repeatable-read transaction of a plain SQL session.
+class SessionSnapshot final : public ConsistentSnapshot {
+ public:
+  SessionSnapshot(ConnPtr holder, std::string id) : holder_(std::move(holder)), id_(std::move(id)) {}
+  const std::string& id() const override { return id_; }
+
+ private:
+  ConnPtr holder_;  // in the transaction that exported it
+  std::string id_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<ConsistentSnapshot>> PostgresCdcSource::ExportSnapshot() {
+  ASSIGN_OR_RETURN(ConnPtr conn,
+                   Connect(config_.connection_url, config_.tls, ConnectionKind::kSql));
+  RETURN_IF_ERROR(Exec(conn.get(), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                       "starting the snapshot transaction", PGRES_COMMAND_OK)
+                      .status());
+  ASSIGN_OR_RETURN(ResultPtr r,
+                   Exec(conn.get(), "SELECT pg_export_snapshot()", "exporting a snapshot"));
+  std::optional<std::string> id = Value(r.get(), 0, 0);
+  if (!id) return Internal("pg_export_snapshot() returned no name");
+  return std::unique_ptr<ConsistentSnapshot>(
+      std::make_unique<SessionSnapshot>(std::move(conn), *id));
+}
 
 Result<CapturedPosition> PostgresCdcSource::CapturePositionWithSnapshot() {
   if (config_.create_slot_if_missing && !config_.temporary_slot) {
@@ -635,6 +661,45 @@ std::vector<std::optional<int64_t>> PostgresCdcSource::BytesBehind(
     out[i] = end->value() > lsn->value() ? static_cast<int64_t>(end->value() - lsn->value()) : 0;
   }
   return out;
+}
+
+LogStatus PostgresCdcSource::ReadLogStatus() const {
+  LogStatus out;
+  Result<ConnPtr> conn = Connect(config_.connection_url, config_.tls, ConnectionKind::kSql);
+  if (!conn.ok()) return out;
+  Result<std::string> slot = Literal(conn->get(), config_.slot_name);
+  if (!slot.ok()) return out;
+  Result<ResultPtr> r = Exec(conn->get(),
+                             "SELECT pg_current_wal_lsn(), s.confirmed_flush_lsn, "
+                             "pg_wal_lsn_diff(pg_current_wal_lsn(), s.restart_lsn)::int8, "
+                             "s.safe_wal_size FROM (SELECT 1) one LEFT JOIN pg_replication_slots "
+                             "s ON s.slot_name = " +
+                                 *slot,
+                             "reading the WAL and the slot");
+  if (!r.ok()) return out;
+  auto lsn_at = [&r](int col) -> std::optional<Position> {
+    std::optional<std::string> text = Value(r->get(), 0, col);
+    if (!text) return std::nullopt;
+    Result<Lsn> lsn = Lsn::Parse(*text);
+    if (!lsn.ok()) return std::nullopt;
+    return Position{{lsn->value()}};
+  };
+  auto int_at = [&r](int col) -> std::optional<int64_t> {
+    std::optional<std::string> text = Value(r->get(), 0, col);
+    if (!text) return std::nullopt;
+    return std::strtoll(text->c_str(), nullptr, 10);
+  };
+  out.head = lsn_at(0);
+  out.acknowledged = lsn_at(1);
+  out.retained_bytes = int_at(2);
+  out.headroom_bytes = int_at(3);
+  return out;
+}
+
+std::optional<int64_t> PostgresCdcSource::BytesBetween(const Position& from,
+                                                       const Position& to) const {
+  if (from.parts.size() != 1 || to.parts.size() != 1) return std::nullopt;
+  return to.parts[0] > from.parts[0] ? static_cast<int64_t>(to.parts[0] - from.parts[0]) : 0;
 }
 
 }  // namespace postgres

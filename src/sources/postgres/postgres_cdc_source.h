@@ -77,6 +77,9 @@ class PostgresCdcSource final : public Source {
   Result<CapturedPosition> CapturePositionWithSnapshot() override;
   // Deterministic replay; captures positions; durable unless slot_type: temporary; routes
   // tables (every change names its relation and carries its commit LSN).
+  // A repeatable-read transaction on its own SQL session that exports its snapshot
+  // (pg_export_snapshot), held open and idle while the result lives.
+  Result<std::unique_ptr<ConsistentSnapshot>> ExportSnapshot() override;
   SourceCapabilities Capabilities() const override;
   // {lsn}.
   Result<Position> PositionOf(const Bookmark& bookmark) const override;
@@ -107,6 +110,11 @@ class PostgresCdcSource final : public Source {
   // pg_current_wal_lsn() minus the bookmark's LSN.
   std::vector<std::optional<int64_t>> BytesBehind(
       const std::vector<Bookmark>& positions) const override;
+  // head: pg_current_wal_lsn(); from the slot (when it exists): confirmed_flush_lsn, the WAL
+  // from its restart_lsn to the head, and safe_wal_size.
+  LogStatus ReadLogStatus() const override;
+  // The LSN difference.
+  std::optional<int64_t> BytesBetween(const Position& from, const Position& to) const override;
   // Sends a status update (the persisted position) when one is due, so the server does not
   // drop a session whose pipeline is busy writing.
   Status KeepAlive() override;
