@@ -2,7 +2,8 @@
 # faucet benchmarks, each beside the physical limit measured in the same run, on the same server
 # and the same data (results and how to read them: BENCHMARKS.md).
 #
-#   bash bench/run.sh BUILD_DIR [cdc] [apply] [snapshot] [tables-load] [tables-stream] [tables-rss]
+#   bash bench/run.sh BUILD_DIR [cdc] [metrics] [apply] [snapshot] [tables-load] [tables-stream]
+#                               [tables-rss]
 #   bash bench/run.sh BUILD_DIR tables     # = tables-load tables-stream tables-rss
 #
 # Default: all. BENCH_ONLY="a b" selects scenarios too (when none are given as arguments).
@@ -19,6 +20,8 @@
 #             the output file's mtime minus the start (both tools), i.e. process start to the
 #             last byte written, without faucet's idle_timeout wait. For the big transaction,
 #             pg_recvlogical into /dev/null too (process time), for reference.
+#   metrics   the cdc scenario's faucet runs (both cases) without and with `observability:`,
+#             scraped once a second meanwhile: the overhead of metrics on the hot path.
 #   apply     ROWS changes (60% insert, 30% update, 10% delete; 1001 transactions) streamed by
 #             postgres-cdc -> cdc_unwrap -> postgres sink (upsert) and -> sqlite sink (upsert),
 #             beside a raw COPY of ROWS rows into an unindexed table (postgres: psql COPY FROM
@@ -52,7 +55,7 @@ if [[ -n ${BENCH_BASELINE:-} ]]; then
 fi
 SCENARIOS=("$@")
 ((${#SCENARIOS[@]})) || read -ra SCENARIOS <<<"${BENCH_ONLY:-}"
-((${#SCENARIOS[@]})) || SCENARIOS=(cdc apply snapshot tables)
+((${#SCENARIOS[@]})) || SCENARIOS=(cdc metrics apply snapshot tables)
 EXPANDED=()
 for scenario in "${SCENARIOS[@]}"; do
   if [[ $scenario == tables ]]; then EXPANDED+=(tables-load tables-stream tables-rss); else EXPANDED+=("$scenario"); fi
@@ -199,10 +202,10 @@ cdc_case() {
   done
 }
 
-bench_cdc() {
-  log "cdc: loading $ROWS rows in one transaction"
-  load_big
-  log "cdc: loading $TXNS single-row transactions"
+SMALL_LOADED=0
+load_small() {
+  ((SMALL_LOADED)) && return 0
+  log "loading $TXNS single-row transactions"
   psqlq "$SRC" <<SQL
 CREATE TABLE small (id bigint PRIMARY KEY, $TABLE_COLS);
 CREATE PUBLICATION pub_small FOR TABLE small;
@@ -214,10 +217,68 @@ DO \$\$ BEGIN
   END LOOP;
 END \$\$;
 SQL
-  local end_small
-  end_small=$(sqlv "$SRC" -c "SELECT pg_current_wal_insert_lsn()")
+  END_SMALL=$(sqlv "$SRC" -c "SELECT pg_current_wal_insert_lsn()")
+  SMALL_LOADED=1
+}
+
+bench_cdc() {
+  log "cdc: loading $ROWS rows in one transaction"
+  load_big
+  load_small
   cdc_case big tmpl_big pub_big "$END_BIG" "$ROWS"
-  cdc_case small tmpl_small pub_small "$end_small" "$TXNS"
+  cdc_case small tmpl_small pub_small "$END_SMALL" "$TXNS"
+}
+
+# --- metrics ------------------------------------------------------------------------------
+
+# metrics_case NAME TEMPLATE_SLOT PUBLICATION ROWS: the cdc scenario's faucet run without and
+# with `observability:` (scraped every second meanwhile), interleaved.
+metrics_case() {
+  local name=$1 tmpl=$2 pub=$3 rows=$4 i s out observe label scraper pid
+  for ((i = 1; i <= RUNS; i++)); do
+    for observe in 0 1; do
+      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('$tmpl', 'm_$name')" >/dev/null
+      out=$WORK/metrics.jsonl
+      rm -rf "$WORK/state-metrics_$name" "$WORK/faucet.log"
+      {
+        faucet_cdc_yaml "metrics_$name" "m_$name" "$pub" "  sink: { type: jsonl, config: { path: $out } }"
+        if ((observe)); then echo "observability: { prometheus: { listen: '127.0.0.1:0' } }"; fi
+      } >"$WORK/metrics.yaml"
+      s=$(now)
+      /usr/bin/time -v -o "$WORK/time" "$FAUCET" run "$WORK/metrics.yaml" 2>"$WORK/faucet.log" &
+      pid=$!
+      scraper=
+      if ((observe)); then
+        ( # scrape once a second, as Prometheus would, while the run lasts
+          port=
+          while [[ -z $port ]] && kill -0 "$pid" 2>/dev/null; do
+            port=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/faucet.log" 2>/dev/null | cut -d: -f3 || true)
+            sleep 0.05
+          done
+          while kill -0 "$pid" 2>/dev/null; do
+            curl -s "http://127.0.0.1:$port/metrics" >/dev/null || true
+            sleep 1
+          done
+        ) &
+        scraper=$!
+      fi
+      wait "$pid" || { cat "$WORK/faucet.log" >&2; exit 1; }
+      if [[ -n $scraper ]]; then wait "$scraper"; fi
+      [[ $(wc -l <"$out") == "$rows" ]] || { log "faucet wrote $(wc -l <"$out") rows, not $rows"; exit 1; }
+      label="without metrics"
+      if ((observe)); then label="faucet with metrics"; fi
+      record "metrics-$name" "$label" "$i" "$rows" "$(sub "$(mtime "$out")" "$s")" "$WORK/time"
+      rm -f "$out"
+      sqlv "$SRC" -c "SELECT pg_drop_replication_slot('m_$name')" >/dev/null
+    done
+  done
+}
+
+bench_metrics() {
+  load_big
+  load_small
+  metrics_case big tmpl_big pub_big "$ROWS"
+  metrics_case small tmpl_small pub_small "$TXNS"
 }
 
 # --- apply --------------------------------------------------------------------------------
@@ -506,12 +567,13 @@ report() {
 for scenario in "${SCENARIOS[@]}"; do
   case $scenario in
   cdc) bench_cdc ;;
+  metrics) bench_metrics ;;
   apply) bench_apply ;;
   snapshot) bench_snapshot ;;
   tables-load) bench_tables_load ;;
   tables-stream) bench_tables_stream ;;
   tables-rss) bench_tables_rss ;;
-  *) echo "bench: unknown scenario '$scenario' (cdc, apply, snapshot, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
+  *) echo "bench: unknown scenario '$scenario' (cdc, metrics, apply, snapshot, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
   esac
 done
 if [[ -n ${BENCH_OUT:-} ]]; then report | tee "$BENCH_OUT"; else report; fi

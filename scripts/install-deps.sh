@@ -21,6 +21,8 @@ packages=(
   libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev
   # tools used by scripts and tests (ps/pkill, fuser/killall, /usr/bin/time)
   procps psmisc time
+  # the observability tests' real consumers: a Prometheus server (and promtool), a browser
+  prometheus chromium
 )
 
 # Print the names from "$@" that are not fully installed.

@@ -5,9 +5,11 @@
 #include "assembly/pipeline_builder.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
+#include "cli/observe.h"
 #include "cli/signals.h"
 #include "core/redact.h"
 #include "mirror/mirror.h"
+#include "mirror/mirror_metrics.h"
 #include "mirror/multi_mirror.h"
 #include "mirror/multi_status.h"
 #include "mirror/status_report.h"
@@ -24,12 +26,36 @@ int MirrorCommand(const std::string& config_path) {
   Result<std::unique_ptr<StateStore>> state = assembly::OpenState(*built);
   if (!state.ok()) return ReportFailure(state.status());
 
+  std::unique_ptr<observability::Exporter> exporter = MakeExporter(*built);
+  StateStore& store = **state;
   Status st;
   if (config->tables) {
-    mirror::MultiMirror m(*built, std::move(*config), **state, StopFlag());
+    mirror::MultiMirror m(*built, std::move(*config), store, StopFlag());
+    observability::StatusSource status;
+    if (exporter) {
+      m.Observe(exporter.get());
+      exporter->registry().OnCollect([&m, registry = &exporter->registry(), &built] {
+        if (Result<Json> s = m.LiveStatus(); s.ok()) {
+          mirror::SetTableGauges(*registry, built->doc.name, *s);
+        }
+      });
+      status.mirror_status = [&m] { return m.LiveStatus(); };
+      status.ready = [&m] { return m.streaming(); };
+    }
+    Result<std::unique_ptr<observability::Server>> server = Serve(*built, exporter.get(), status);
+    if (!server.ok()) return ReportFailure(server.status());
     st = m.Run();
   } else {
-    mirror::Mirror m(*built, std::move(*config), **state, StopFlag());
+    mirror::Mirror m(*built, std::move(*config), store, StopFlag());
+    observability::StatusSource status;
+    if (exporter) {
+      observability::PipelineMetrics* metrics = &exporter->Pipeline();
+      m.Observe(metrics);
+      status.mirror_status = [&built, &store] { return mirror::ReadMirrorStatus(*built, store); };
+      status.ready = [metrics] { return metrics->running(); };
+    }
+    Result<std::unique_ptr<observability::Server>> server = Serve(*built, exporter.get(), status);
+    if (!server.ok()) return ReportFailure(server.status());
     st = m.Run();
   }
   if (!st.ok()) return ReportRunFailure(st);

@@ -1,5 +1,6 @@
 #include "config/document.h"
 
+#include <arpa/inet.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -22,16 +23,19 @@ namespace {
 
 using KeyList = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[] = {"version",  "name",     "kind",   "vars",
-                                         "pipeline", "delivery", "mirror", "replication"};
+constexpr std::string_view kTopKeys[] = {"version", "name",        "kind",
+                                         "vars",    "pipeline",    "delivery",
+                                         "mirror",  "replication", "observability"};
 // Reference features this build does not implement. Refusing them, rather than ignoring them,
 // keeps a config from running silently without, say, its retry policy or its matrix rows.
 constexpr std::string_view kTopUnsupported[] = {
-    "matrix",     "execution",     "selection",        "observability",
-    "resilience", "sla",           "reconcile",        "lineage",
-    "catalog",    "notifications", "metadata_columns", "backfill",
-    "partition",  "shard",         "schedule",         "params",
-    "auth",       "local_outputs"};
+    "matrix",    "execution",    "selection", "resilience",    "sla",
+    "reconcile", "lineage",      "catalog",   "notifications", "metadata_columns",
+    "backfill",  "partition",    "shard",     "schedule",      "params",
+    "auth",      "local_outputs"};
+constexpr std::string_view kObservabilityKeys[] = {"prometheus", "auth_token"};
+constexpr std::string_view kObservabilityUnsupported[] = {"tracing", "otel"};
+constexpr std::string_view kPrometheusKeys[] = {"listen", "buckets"};
 constexpr std::string_view kPipelineKeys[] = {"source", "sink", "transforms",
                                               "state",  "dlq",  "schema"};
 constexpr std::string_view kPipelineUnsupported[] = {"sources", "sinks", "quality", "contract",
@@ -382,6 +386,65 @@ Result<std::vector<ConnectorSpec>> ParseTransforms(const Block& parent,
   return out;
 }
 
+// "host:port", "[v6]:port"; the host an IP address or localhost.
+Result<ObservabilitySpec> ParseObservability(const Block& block) {
+  RETURN_IF_ERROR(CheckKeys(block, kObservabilityKeys, kObservabilityUnsupported));
+  ObservabilitySpec out;
+  out.block = block;
+  ASSIGN_OR_RETURN(out.auth_token, block.String("auth_token", ""));
+  ASSIGN_OR_RETURN(Block prometheus, block.Child("prometheus"));
+  RETURN_IF_ERROR(CheckKeys(prometheus, kPrometheusKeys, {}));
+  ASSIGN_OR_RETURN(std::string listen, prometheus.String("listen", "127.0.0.1:9187"));
+  const std::string expected =
+      "expected host:port with an IP address or localhost (e.g. 127.0.0.1:9187; port 0 picks "
+      "a free one), got '" +
+      listen + "'";
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return prometheus.Error("listen", expected);
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost") host = "127.0.0.1";
+  unsigned char addr[16];
+  const bool v4 = inet_pton(AF_INET, host.c_str(), addr) == 1;
+  const bool v6 = !v4 && inet_pton(AF_INET6, host.c_str(), addr) == 1;
+  const std::string port_text = listen.substr(colon + 1);
+  int port = -1;
+  if (!port_text.empty() && port_text.size() <= 5 &&
+      std::all_of(port_text.begin(), port_text.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    port = std::stoi(port_text);
+  }
+  if ((!v4 && !v6) || port < 0 || port > 65535) return prometheus.Error("listen", expected);
+  out.host = host;
+  out.port = port;
+  static const unsigned char kV6Loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  out.loopback = v4 ? addr[0] == 127 : std::memcmp(addr, kV6Loopback, 16) == 0;
+  if (!out.loopback && out.auth_token.empty()) {
+    return prometheus.Error(
+        "listen", "listens on " + host +
+                      ", which is not a loopback address, without a token: set "
+                      "observability.auth_token (e.g. ${env:FAUCET_TOKEN}); clients then send "
+                      "Authorization: Bearer <token>");
+  }
+  if (prometheus.Has("buckets")) {
+    const YAML::Node list = prometheus.node()["buckets"];
+    prometheus.MarkRead("buckets");
+    const std::string want = "expected an ascending list of positive numbers of seconds";
+    if (!list.IsSequence() || list.size() == 0) return prometheus.Error("buckets", want);
+    for (const YAML::Node& item : list) {
+      double v = 0;
+      if (!item.IsScalar() || !YAML::convert<double>::decode(item, v) || !(v > 0) ||
+          (!out.buckets.empty() && v <= out.buckets.back())) {
+        return prometheus.Error("buckets", want);
+      }
+      out.buckets.push_back(v);
+    }
+  }
+  return out;
+}
+
 Result<DlqSpec> ParseDlq(const Block& dlq, std::vector<std::string>& warnings) {
   RETURN_IF_ERROR(CheckKeys(dlq, kDlqKeys, {}));
   DlqSpec out;
@@ -470,6 +533,11 @@ Result<Document> Build(const YAML::Node& root, const std::shared_ptr<const std::
   ASSIGN_OR_RETURN(std::optional<Block> schema, pipeline->OptionalChild("schema"));
   if (schema) {
     ASSIGN_OR_RETURN(doc.schema, ParseSchemaSpec(*schema));
+  }
+
+  ASSIGN_OR_RETURN(std::optional<Block> observability, top.OptionalChild("observability"));
+  if (observability) {
+    ASSIGN_OR_RETURN(doc.observability, ParseObservability(*observability));
   }
 
   if (top.Has("mirror") && top.Has("replication")) {

@@ -40,6 +40,16 @@ struct SchemaSpec {
   Block block;
 };
 
+// `observability:`: where the metrics and status listener binds, and its token.
+struct ObservabilitySpec {
+  std::string host;  // an IP address ("localhost" reads as 127.0.0.1)
+  int port = 0;      // 0: any free port
+  bool loopback = true;
+  std::vector<double> buckets;  // latency histogram bounds in seconds, ascending; empty: default
+  std::string auth_token;       // "" = none
+  Block block;
+};
+
 enum class RequestedDelivery { kAtLeastOnce, kExactlyOnce };
 
 struct Document {
@@ -53,7 +63,8 @@ struct Document {
   std::vector<ConnectorSpec> transforms;
   std::optional<ConnectorSpec> state;
   std::optional<DlqSpec> dlq;
-  std::optional<SchemaSpec> schema;  // absent: the default policy (warn)
+  std::optional<SchemaSpec> schema;                // absent: the default policy (warn)
+  std::optional<ObservabilitySpec> observability;  // absent: no listener
   RequestedDelivery delivery = RequestedDelivery::kAtLeastOnce;
   // `mirror:`, or its alias `replication:` (the block's path is the key the file used). Only
   // its shape as a mapping is checked here; the mirror command reads the rest.

@@ -54,7 +54,7 @@ const MalformedCase kMalformed[] = {
      "t.yaml:1:1: expected a mapping with pipeline: at the top level, got a list"},
     {"UnknownTopLevelKey", "version: 1\npipelines: {}\n",
      "t.yaml:2:1: pipelines: unknown key 'pipelines' (expected one of: version, name, kind, vars, "
-     "pipeline, delivery, mirror, replication)"},
+     "pipeline, delivery, mirror, replication, observability)"},
     {"UnsupportedReferenceKey",
      "pipeline: {source: {type: a}, sink: {type: b}}\nmatrix:\n  - id: one\n",
      "t.yaml:2:1: matrix: 'matrix' is not supported by this build"},
@@ -180,6 +180,30 @@ const MalformedCase kMalformed[] = {
      "t.yaml:2:9: mirror: expected a mapping, got 'true'"},
     {"DuplicateKey", "pipeline:\n  source: {type: a}\n  sink: {type: b}\n  source: {type: c}\n",
      "t.yaml:4:3: pipeline.source: duplicate key (each key may appear once)"},
+    {"ListenWithoutPort",
+     "pipeline: {source: {type: a}, sink: {type: b}}\n"
+     "observability: {prometheus: {listen: localhost}}\n",
+     "t.yaml:2:38: observability.prometheus.listen: expected host:port with an IP address or "
+     "localhost (e.g. 127.0.0.1:9187; port 0 picks a free one), got 'localhost'"},
+    {"ListenOnAHostName",
+     "pipeline: {source: {type: a}, sink: {type: b}}\n"
+     "observability: {prometheus: {listen: 'metrics.internal:9187'}}\n",
+     "t.yaml:2:38: observability.prometheus.listen: expected host:port with an IP address or "
+     "localhost (e.g. 127.0.0.1:9187; port 0 picks a free one), got 'metrics.internal:9187'"},
+    {"ListenEverywhereWithoutAToken",
+     "pipeline: {source: {type: a}, sink: {type: b}}\n"
+     "observability: {prometheus: {listen: '0.0.0.0:9187'}}\n",
+     "t.yaml:2:38: observability.prometheus.listen: listens on 0.0.0.0, which is not a loopback "
+     "address, without a token: set observability.auth_token (e.g. ${env:FAUCET_TOKEN}); clients "
+     "then send Authorization: Bearer <token>"},
+    {"BucketsNotAscending",
+     "pipeline: {source: {type: a}, sink: {type: b}}\n"
+     "observability: {prometheus: {buckets: [0.1, 0.01]}}\n",
+     "t.yaml:2:39: observability.prometheus.buckets: expected an ascending list of positive "
+     "numbers of seconds"},
+    {"Tracing",
+     "pipeline: {source: {type: a}, sink: {type: b}}\nobservability: {tracing: {level: info}}\n",
+     "t.yaml:2:17: observability.tracing: 'tracing' is not supported by this build"},
     {"IncludeTag", "pipeline: !include base.yaml\n",
      "t.yaml:1:11: pipeline: the YAML tag '!include' is not supported by this build"},
 };
@@ -288,6 +312,29 @@ TEST_F(DocumentTest, ExactlyOnceExampleCarriesEverything) {
   EXPECT_EQ(doc->state->type, "file");
   EXPECT_FALSE(doc->dlq.has_value());
   EXPECT_FALSE(doc->mirror.has_value());
+}
+
+TEST_F(DocumentTest, ObservabilityListensOnLoopbackByDefault) {
+  Result<Document> doc = ParseDocument(
+      "pipeline: {source: {type: a}, sink: {type: b}}\nobservability: {prometheus: {}}\n",
+      "t.yaml");
+  ASSERT_OK(doc);
+  ASSERT_TRUE(doc->observability.has_value());
+  EXPECT_EQ(doc->observability->host, "127.0.0.1");
+  EXPECT_EQ(doc->observability->port, 9187);
+  EXPECT_TRUE(doc->observability->loopback);
+
+  doc = ParseDocument(
+      "pipeline: {source: {type: a}, sink: {type: b}}\n"
+      "observability: {prometheus: {listen: '[::]:0', buckets: [0.5, 2]}, auth_token: "
+      "'${env:FAUCET_TEST_SECRET}'}\n",
+      "t.yaml");
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->observability->host, "::");
+  EXPECT_EQ(doc->observability->port, 0);
+  EXPECT_FALSE(doc->observability->loopback);
+  EXPECT_EQ(doc->observability->auth_token, "hunter2");
+  EXPECT_EQ(doc->observability->buckets, (std::vector<double>{0.5, 2}));
 }
 
 TEST_F(DocumentTest, NameDefaultsToTheFileStem) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "core/bounded_queue.h"
 #include "core/crash_point.h"
@@ -208,16 +209,27 @@ Status Pipeline::WriteWatermarked(Page& page, Watermark& mark, const Start& star
 }
 
 Status Pipeline::WritePage(Page& page, Watermark& mark, const Start& start, PipelineStats& stats) {
+  PipelineObserver* observer = options_.observer;
   Status budget_error;
+  auto began = std::chrono::steady_clock::now();
+  // The time since `began`, restarting it.
+  auto lap = [&began] {
+    const auto now = std::chrono::steady_clock::now();
+    return now - std::exchange(began, now);
+  };
   if (options_.delivery == Delivery::kAtomicWatermark) {
     bool written = true;
     RETURN_IF_ERROR(WriteWatermarked(page, mark, start, stats, written));
-    if (!written) return Status::Ok();
+    if (!written) {  // the sink already holds it
+      if (observer != nullptr) observer->Written(page, lap());
+      return Status::Ok();
+    }
   } else if (options_.dlq) {
     RETURN_IF_ERROR(WriteWithDlq(page, stats, budget_error));
   } else {
     RETURN_IF_ERROR(sink_.Write(page));
   }
+  if (observer != nullptr) observer->Written(page, lap());
   CrashPoint("pipeline.after_write");
   ++stats.pages;
   stats.changes += page.changes.size();
@@ -230,14 +242,18 @@ Status Pipeline::WritePage(Page& page, Watermark& mark, const Start& start, Pipe
     return budget_error;
   }
 
+  lap();
   RETURN_IF_ERROR(sink_.Flush());
   RETURN_IF_ERROR(FlushDlq());
+  if (observer != nullptr) observer->Flushed(page, lap());
   CrashPoint("pipeline.after_flush");
   RETURN_IF_ERROR(Checkpoint(*page.bookmark, mark.seq));
+  if (observer != nullptr) observer->Persisted(page, lap());
   CrashPoint("pipeline.after_persist");
   if (Status acked = source_.Acknowledge(*page.bookmark); !acked.ok()) {
     return Status(acked.code(), "state '" + options_.state_key + "': " + acked.message());
   }
+  if (observer != nullptr) observer->Acknowledged(page);
   ++stats.checkpoints;
   stats.last_bookmark = page.bookmark;
   if (options_.on_page) options_.on_page(page, stats);
@@ -270,6 +286,7 @@ Status Pipeline::WriteWithDlq(const Page& page, PipelineStats& stats, Status& bu
   RETURN_IF_ERROR(dlq.sink->Write(envelopes));
   dlq_unflushed_ = true;
   stats.dead_lettered += rejected.size();
+  if (options_.observer != nullptr) options_.observer->DeadLettered(rejected.size());
   spdlog::warn("{} rows sent to the DLQ; first: {}", rejected.size(),
                rejected.front().error.message());
   if (dlq.max_failures_per_page && rejected.size() > *dlq.max_failures_per_page) {
@@ -297,6 +314,17 @@ Result<PipelineStats> Pipeline::Run() {
   RETURN_IF_ERROR(sink_.Open(start.bookmark.has_value()));
   if (options_.dlq) RETURN_IF_ERROR(options_.dlq->sink->Open(/*resuming=*/true));
   if (start.bookmark) spdlog::info("resuming after {}", start.bookmark->ToString());
+  struct Reporter {
+    PipelineObserver* observer;
+    explicit Reporter(PipelineObserver* o) : observer(o) {
+      if (observer != nullptr) observer->Opened();
+    }
+    ~Reporter() {
+      if (observer != nullptr) observer->Closed();
+    }
+    Reporter(const Reporter&) = delete;
+    Reporter& operator=(const Reporter&) = delete;
+  } reporter(options_.observer);
 
   BoundedQueue<Item> queue(options_.queue_bytes);
   std::atomic<bool> sink_failed{false};  // written by the sink thread, read by the source thread
@@ -313,6 +341,7 @@ Result<PipelineStats> Pipeline::Run() {
       if (event->kind == SourceEvent::Kind::kEnd) break;
       Page page = std::move(event->page);
       CrashPoint("source.after_page");
+      if (options_.observer != nullptr) options_.observer->Received(page);
       Status st;
       for (Transform* t : transforms_) {
         st = t->Apply(page);

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pipeline_observer.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/state_store.h"
@@ -68,6 +69,8 @@ struct PipelineOptions {
   // Called on the sink thread after each page is written (and, if it has a bookmark,
   // checkpointed), for progress reporting. Must be cheap. May be empty.
   std::function<void(const Page&, const PipelineStats&)> on_page;
+  // Told of every page's stages, for metrics. Borrowed; may be null.
+  PipelineObserver* observer = nullptr;
   // Set when the pipeline has a DLQ. Rows the sink rejects are written there as envelopes
   // {"error":{"kind","message"},"reason","payload","ts_ms","sink","pipeline","row",
   //  "record_index"} and the rest of the page is written; the DLQ is flushed before the page's

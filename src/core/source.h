@@ -74,9 +74,9 @@ class ConsistentSnapshot {
 // A change stream's log as its server reports it at one moment, for the lag ladder. A field
 // the source cannot tell is empty.
 struct LogStatus {
-  std::optional<Position> head;          // the log's end (Postgres: pg_current_wal_lsn)
-  std::optional<Position> acknowledged;  // what the server holds as acknowledged for this
-                                         // stream (Postgres: the slot's confirmed_flush_lsn)
+  std::optional<Position> head;           // the log's end (Postgres: pg_current_wal_lsn)
+  std::optional<Position> acknowledged;   // what the server holds as acknowledged for this
+                                          // stream (Postgres: the slot's confirmed_flush_lsn)
   std::optional<int64_t> retained_bytes;  // log the server keeps for this stream
   // Log the server may still write before it drops some this stream needs (Postgres: the
   // slot's safe_wal_size under max_slot_wal_keep_size); empty when there is no such limit.

@@ -9,7 +9,7 @@
 #include "assembly/registry.h"
 #include "core/pipeline.h"
 #include "mirror/snapshot_pass.h"
-#include "mirror/snapshot_progress.h"
+#include "observability/progress.h"
 
 namespace faucet::mirror {
 namespace {
@@ -81,7 +81,7 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   status_.snapshot_estimate.reset();  // asked of the snapshot source by the read
   SaveStatus();
 
-  std::optional<SnapshotProgress> progress;
+  std::optional<observability::Progress> progress;
   SnapshotRead read;
   read.doc = &built_.doc;
   read.source = &config_.snapshot_source;
@@ -90,7 +90,7 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   read.stop = &stop_;
   read.on_estimate = [&](std::optional<int64_t> estimate) {
     if (!status_.snapshot_estimate) status_.snapshot_estimate = estimate;
-    progress.emplace(status_.snapshot_estimate, isatty(STDERR_FILENO) != 0);
+    progress.emplace("snapshot", status_.snapshot_estimate, isatty(STDERR_FILENO) != 0);
   };
   read.on_rows = [&](uint64_t rows) {
     status_.snapshot_rows = rows;
@@ -124,6 +124,7 @@ Status Mirror::RunCdcCycle() {
   options.delivery = assembly::PipelineDelivery(built_.guarantee);
   options.stop = &stop_;
   options.dlq = assembly::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
+  options.observer = observer_;
   int64_t last_save = 0;
   options.on_page = [&](const Page& page, const PipelineStats&) {
     if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {

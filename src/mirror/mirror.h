@@ -38,6 +38,9 @@ class Mirror {
   // retrying cannot fix.
   Status Run();
 
+  // Told of the CDC pipeline's pages, for metrics. Borrowed; set before Run.
+  void Observe(PipelineObserver* observer) { observer_ = observer; }
+
  private:
   // Captures P, with the database exactly at P when the CDC source can export it now
   // (Source::CapturePositionWithSnapshot); the snapshot source reads inside it.
@@ -64,6 +67,7 @@ class Mirror {
   StateStore& state_;
   const std::atomic<bool>& stop_;
   MirrorStatus status_;
+  PipelineObserver* observer_ = nullptr;
   // Set by a bootstrap that exported one: the database at P, read by the snapshot phase (an
   // exact cut), released once the snapshot is read.
   std::unique_ptr<ConsistentSnapshot> exported_;

@@ -1,6 +1,7 @@
 #include "mirror/multi_mirror.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -8,6 +9,7 @@
 #include "core/crash_point.h"
 #include "mirror/mirror.h"
 #include "mirror/mirror_status.h"
+#include "mirror/multi_status.h"
 #include "mirror/snapshot_pass.h"
 
 namespace faucet::mirror {
@@ -97,19 +99,24 @@ void MultiMirror::WaitForWork(std::chrono::milliseconds d) {
   woken_ = false;
 }
 
-Status MultiMirror::Persist() {
-  Json json;
-  {
-    MutexLock lock(mu_);
-    marker_.updated_ms = NowMs();
-    for (auto& [table, t] : marker_.tables) {
-      auto pages = unapplied_.find(table);
-      t.behind_since_ms =
-          pages == unapplied_.end() || pages->second.empty() ? 0 : pages->second.front().second;
-    }
-    json = marker_.ToJson();
+Marker MultiMirror::CurrentMarker() {
+  MutexLock lock(mu_);
+  Marker marker = marker_;
+  marker.updated_ms = NowMs();
+  for (auto& [table, t] : marker.tables) {
+    auto pages = unapplied_.find(table);
+    t.behind_since_ms =
+        pages == unapplied_.end() || pages->second.empty() ? 0 : pages->second.front().second;
   }
-  return state_.Put(MarkerKey(built_.doc.name), json);
+  return marker;
+}
+
+Status MultiMirror::Persist() {
+  return state_.Put(MarkerKey(built_.doc.name), CurrentMarker().ToJson());
+}
+
+Result<Json> MultiMirror::LiveStatus() {
+  return MultiStatus(built_, tables_, CurrentMarker(), state_);
 }
 
 Status MultiMirror::Discover(bool first) {
@@ -314,6 +321,7 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
         t.resync_required.clear();
       }
       reading_[table] = read_plan;
+      progress_tables_.insert(table);
     }
     spdlog::info("mirror {}: snapshotting table '{}'{} (joins the stream at {})", built_.doc.name,
                  table, shards.empty() ? "" : " in " + std::to_string(shards.size()) + " parts",
@@ -338,6 +346,47 @@ void MultiMirror::StopReading(const std::string& table) {
   split_in_.erase(table);
 }
 
+void MultiMirror::ReportProgress() {
+  if (progress_tables_.empty()) return;
+  uint64_t rows = 0;
+  int64_t estimate = 0;
+  size_t done = 0;
+  std::string reading;
+  size_t shown = 0;
+  {
+    MutexLock lock(mu_);
+    for (const std::string& table : progress_tables_) {
+      const TableState& t = marker_.tables[table];
+      rows += static_cast<uint64_t>(std::max<int64_t>(0, t.snapshot.rows));
+      estimate += std::max(t.snapshot.rows, t.estimated_rows.value_or(0));
+      if (!reading_.count(table)) {
+        ++done;
+      } else if (shown++ < 3) {
+        reading += (reading.empty() ? "reading " : ", ") + table;
+        if (t.estimated_rows && *t.estimated_rows > 0) {
+          reading +=
+              " " +
+              std::to_string(std::min<int64_t>(100, 100 * t.snapshot.rows / *t.estimated_rows)) +
+              "%";
+        }
+      }
+    }
+  }
+  if (shown > 3) reading += " and " + std::to_string(shown - 3) + " more";
+  const std::string detail = std::to_string(done) + " of " +
+                             std::to_string(progress_tables_.size()) + " tables done" +
+                             (reading.empty() ? "" : "; " + reading);
+  if (!progress_) progress_.emplace("snapshot", std::nullopt, isatty(STDERR_FILENO) != 0);
+  progress_->SetEstimate(estimate > 0 ? std::optional<int64_t>(estimate) : std::nullopt);
+  if (reading_.empty()) {
+    progress_->Finish(rows, detail);
+    progress_.reset();
+    progress_tables_.clear();
+    return;
+  }
+  progress_->Tick(rows, detail);
+}
+
 void MultiMirror::SpawnReads(int64_t now_ms) {
   std::set<std::pair<std::string, int64_t>> running;
   for (const auto& job : snapshots_) running.insert({job->table, job->shard});
@@ -346,8 +395,7 @@ void MultiMirror::SpawnReads(int64_t now_ms) {
     // there is one, else in a transaction of its own.
     auto split = split_in_.find(table);
     std::shared_ptr<const ConsistentSnapshot> exported =
-        split != split_in_.end() ? split->second
-                                 : (bootstrap_position_ ? exported_ : nullptr);
+        split != split_in_.end() ? split->second : (bootstrap_position_ ? exported_ : nullptr);
     auto retry = retry_at_.find(table);
     if (retry != retry_at_.end() && retry->second > now_ms) continue;
     std::vector<std::pair<int64_t, std::map<std::string, std::string>>> parts;
@@ -372,8 +420,8 @@ void MultiMirror::SpawnReads(int64_t now_ms) {
       job->table = table;
       job->shard = shard;
       SnapshotJob* raw = job.get();
-      job->thread = std::thread(
-          [this, raw, read, exported] { SnapshotTable(*raw, read, exported.get()); });
+      job->thread =
+          std::thread([this, raw, read, exported] { SnapshotTable(*raw, read, exported.get()); });
       snapshots_.push_back(std::move(job));
     }
   }
@@ -561,6 +609,7 @@ Status MultiMirror::StartCycle() {
     table.options.state_key = TableKey(built_.doc.name, plan.id);
     table.options.delivery = assembly::PipelineDelivery(built_.guarantee);
     table.options.dlq = assembly::DlqOptionsFor(doc, parts->dlq_sink.get());
+    if (exporter_ != nullptr) table.options.observer = &exporter_->Pipeline(name);
     table.parts = std::move(*parts);
     job->tables.push_back(std::move(table));
     job->names.push_back(name);
@@ -607,6 +656,7 @@ Status MultiMirror::StartCycle() {
     Wake();
   });
   cycle_ = std::move(job);
+  streaming_ = true;
   return Status::Ok();
 }
 
@@ -615,6 +665,7 @@ Status MultiMirror::FinishCycle() {
   cycle_->end = true;
   cycle_->thread.join();
   std::unique_ptr<CycleJob> job = std::move(cycle_);
+  streaming_ = false;
   if (!job->result.ok()) {
     spdlog::warn("mirror {}: {}", built_.doc.name, job->result.status().message());
     return Status::Ok();
@@ -682,6 +733,7 @@ Status MultiMirror::Run() {
       t.snapshot.shards_done = 0;
       t.snapshot.rows = 0;
       reading_[table] = resolved_.at(table).plan;
+      progress_tables_.insert(table);
       split_in_[table] = *in;
     }
   }
@@ -721,6 +773,7 @@ Status MultiMirror::Run() {
       }
     }
     ASSIGN_OR_RETURN(bool joined, ReapSnapshots());
+    ReportProgress();
     bool retry_due = false;
     {
       MutexLock lock(mu_);

@@ -38,6 +38,8 @@
 #include "mirror/stream_cycle.h"
 #include "mirror/table_plan.h"
 #include "mirror/table_states.h"
+#include "observability/exporter.h"
+#include "observability/progress.h"
 
 namespace faucet::mirror {
 
@@ -52,6 +54,14 @@ class MultiMirror {
   // snapshotted and the stream has caught up once (an error naming every table that did not
   // complete); or until an error that retrying cannot fix.
   Status Run();
+
+  // Metrics for each table's pipeline (labels pipeline, table). Borrowed; set before Run.
+  void Observe(observability::Exporter* exporter) { exporter_ = exporter; }
+  // The status `faucet mirror status --json` shows, from this process's memory (snapshot
+  // progress and lag as they are now, not as last saved). Thread-safe.
+  Result<Json> LiveStatus() EXCLUDES(mu_);
+  // True while a stream cycle runs (not between cycles, not in backoff). Thread-safe.
+  bool streaming() const { return streaming_.load(); }
 
  private:
   // What discovery resolved for a table (driver thread only).
@@ -102,6 +112,8 @@ class MultiMirror {
   Result<std::shared_ptr<const ConsistentSnapshot>> SplitSnapshot();
   // The table's snapshot read is over (done, paused or to start again).
   void StopReading(const std::string& table);
+  // The snapshots' progress line (observability/progress.h), while any table is read.
+  void ReportProgress() EXCLUDES(mu_);
   Status StartCycle();
   // Ends the running cycle (if any) and records its outcome.
   Status FinishCycle();
@@ -113,6 +125,8 @@ class MultiMirror {
   void Routed(const std::string& table, int64_t first_commit_us, const Position& last)
       EXCLUDES(mu_);
   void Applied(const std::string& table, const Page& page) EXCLUDES(mu_);
+  // The marker as it stands, with each table's behind_since from the routed pages.
+  Marker CurrentMarker() EXCLUDES(mu_);
   Status Persist() EXCLUDES(mu_);
   // Wakes the driver (a snapshot finished); WaitForWork waits at most `d` for that.
   void Wake() EXCLUDES(mu_);
@@ -133,6 +147,8 @@ class MultiMirror {
   // may overwrite). Driver thread only.
   std::map<std::string, TablePlan> reading_;
   std::atomic<bool> rediscover_{false};  // set by the router on an unknown table
+  std::atomic<bool> streaming_{false};   // a cycle runs
+  observability::Exporter* exporter_ = nullptr;
   // When to restart the cycle so that a failed table is retried (ms; 0: none due).
   int64_t retry_cycle_at_ms_ GUARDED_BY(mu_) = 0;
   Status fatal_ GUARDED_BY(mu_);             // on_table_error: fail, from a cycle's thread
@@ -150,6 +166,10 @@ class MultiMirror {
   // update moves from an unread part to a read one is missed (and its update, streamed later,
   // may lack unchanged TOAST values). Driver thread only.
   std::map<std::string, std::shared_ptr<const ConsistentSnapshot>> split_in_;
+  // The snapshots' progress while tables are read, and the tables it counts: every table read
+  // since it started (driver thread).
+  std::optional<observability::Progress> progress_;
+  std::set<std::string> progress_tables_;
   // Per streaming table, the pages routed to it that its sink has not committed yet: the last
   // change's position and the first change's commit time (ms), oldest first; at most
   // kMaxUnapplied entries (the newest merge). The front is the table's behind_since, written

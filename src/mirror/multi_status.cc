@@ -7,6 +7,7 @@
 #include "mirror/mirror_status.h"
 #include "mirror/multi_mirror.h"
 #include "mirror/table_states.h"
+#include "observability/progress.h"
 
 namespace faucet::mirror {
 namespace {
@@ -25,17 +26,6 @@ Json Percent(const TableState& t) {
                               static_cast<double>(*t.estimated_rows));
   }
   return nullptr;
-}
-
-// 1234567 -> "1,234,567".
-std::string Thousands(uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 std::string Ago(const Json& secs) {
@@ -68,6 +58,12 @@ Result<Json> ReadMultiStatus(const assembly::BuiltPipeline& built, const TablesC
                     MarkerKey(name) + "')");
   }
   ASSIGN_OR_RETURN(Marker marker, Marker::FromJson(*stored, MarkerKey(name)));
+  return MultiStatus(built, tables, marker, state);
+}
+
+Result<Json> MultiStatus(const assembly::BuiltPipeline& built, const TablesConfig& tables,
+                         const Marker& marker, StateStore& state) {
+  const std::string& name = built.doc.name;
   const int64_t now = NowMs();
   Json rows = Json::array();
   Json by_phase = Json::object();
@@ -186,8 +182,9 @@ std::string FormatMultiStatus(const Json& s) {
     while (note.size() >= 2 && note.compare(note.size() - 2, 2, "; ") == 0) {
       note.resize(note.size() - 2);
     }
-    text += Row(row["table"].get<std::string>(), width, row["phase"].get<std::string>(), snapshot,
-                Thousands(row["changes"].get<uint64_t>()), Ago(row["lag_secs"]), note);
+    text +=
+        Row(row["table"].get<std::string>(), width, row["phase"].get<std::string>(), snapshot,
+            observability::Thousands(row["changes"].get<uint64_t>()), Ago(row["lag_secs"]), note);
   }
   return text;
 }

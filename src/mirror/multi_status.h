@@ -7,6 +7,7 @@
 #include "assembly/pipeline_builder.h"
 #include "core/state_store.h"
 #include "mirror/table_plan.h"
+#include "mirror/table_states.h"
 
 namespace faucet::mirror {
 
@@ -22,6 +23,9 @@ namespace faucet::mirror {
 // kNotFound when the mirror has not started.
 Result<Json> ReadMultiStatus(const assembly::BuiltPipeline& built, const TablesConfig& tables,
                              StateStore& state);
+// The same from `marker` (a running mirror's, in memory) and the tables' stored positions.
+Result<Json> MultiStatus(const assembly::BuiltPipeline& built, const TablesConfig& tables,
+                         const Marker& marker, StateStore& state);
 
 // The same as a table for a terminal:
 //   mirror shop (3 tables: 2 active, 1 refused)

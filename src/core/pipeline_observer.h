@@ -1,0 +1,31 @@
+// PipelineObserver: what a pipeline reports as each page moves through its stages (received
+// from the source, written to the sink, flushed, persisted, acknowledged), for metrics.
+//
+// Opened once the source and sink are open, Closed when the run ends (however it ends).
+// Received is called on the source thread; the others on the sink thread, in that order for a
+// page with a bookmark (a chunk without one is only received and written). Implementations are
+// thread-safe and cheap: they run on the hot path once per page.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+#include "core/page.h"
+
+namespace faucet {
+
+class PipelineObserver {
+ public:
+  virtual ~PipelineObserver() = default;
+
+  virtual void Opened() = 0;
+  virtual void Closed() = 0;
+  virtual void Received(const Page& page) = 0;
+  virtual void Written(const Page& page, std::chrono::nanoseconds took) = 0;
+  virtual void Flushed(const Page& page, std::chrono::nanoseconds took) = 0;
+  virtual void Persisted(const Page& page, std::chrono::nanoseconds took) = 0;
+  virtual void Acknowledged(const Page& page) = 0;
+  virtual void DeadLettered(size_t rows) = 0;
+};
+
+}  // namespace faucet

@@ -1,0 +1,79 @@
+// PipelineMetrics: the metrics of one pipeline, or of one table of a multi-table mirror
+// (labels {pipeline} or {pipeline, table}), as a PipelineObserver:
+//   faucet_changes_total{op}, faucet_change_bytes_total{op}   received from the source
+//   faucet_pages_total, faucet_checkpoints_total, faucet_dlq_rows_total
+//   faucet_sink_write_seconds, faucet_sink_flush_seconds, faucet_state_put_seconds (histograms)
+// and the lag ladder, set by Refresh from the source's log read at one moment:
+//   faucet_lag_bytes{stage}    head − the stage's position, for stage received, written,
+//                              flushed, persisted, acknowledged (what this process released)
+//   faucet_lag_seconds{stage}  for written, flushed, persisted: 0 when the stage holds
+//                              everything received, else the time since the source committed
+//                              the newest change the stage holds (or, before it holds any, the
+//                              oldest received): true replication lag from commit timestamps,
+//                              not time since enqueue
+//   faucet_pipeline_up         1 while the pipeline runs (source and sink open), else 0
+// docs/observability.md lists them with their meaning.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+#include "core/mutex.h"
+#include "core/pipeline_observer.h"
+#include "core/source.h"
+#include "observability/metrics.h"
+
+namespace faucet::observability {
+
+class PipelineMetrics final : public PipelineObserver {
+ public:
+  // `source` turns bookmarks into positions (for a mirror table: the stream's source); both it
+  // and `registry` outlive this.
+  PipelineMetrics(Registry& registry, const Source& source, Labels labels);
+
+  void Opened() override { up_.Set(1); }
+  void Closed() override { up_.Set(0); }
+  void Received(const Page& page) override;
+  void Written(const Page& page, std::chrono::nanoseconds took) override;
+  void Flushed(const Page& page, std::chrono::nanoseconds took) override;
+  void Persisted(const Page& page, std::chrono::nanoseconds took) override;
+  void Acknowledged(const Page& page) override;
+  void DeadLettered(size_t rows) override { dlq_rows_.Add(rows); }
+
+  bool running() const { return up_.Value() > 0; }
+
+  // Sets the ladder's gauges from `log` (the stream's log, read once for all its pipelines)
+  // at `now_us` (microseconds since the Unix epoch).
+  void Refresh(const LogStatus& log, int64_t now_us);
+
+ private:
+  enum Stage { kReceived, kWritten, kFlushed, kPersisted, kAcknowledged, kStages };
+  struct StageState {
+    uint64_t pages = 0;                // received pages it holds (the first `pages`)
+    std::optional<Position> position;  // of the last page with a bookmark that reached it
+    int64_t last_commit_us = 0;        // of the newest change that reached it
+  };
+  // `page` (the stage's next one, or for flushed and later, everything written) reached it.
+  void Reached(Stage stage, const Page& page) REQUIRES(mu_);
+
+  const Source& source_;
+  const Labels labels_;
+  Gauge& up_;
+  Counter& pages_;
+  Counter& checkpoints_;
+  Counter& dlq_rows_;
+  Histogram& write_seconds_;
+  Histogram& flush_seconds_;
+  Histogram& put_seconds_;
+  Counter* changes_[5];  // by ChangeOp
+  Counter* bytes_[5];
+  Gauge* lag_bytes_[kStages];
+  Gauge* lag_seconds_[kStages];  // written, flushed, persisted only
+
+  Mutex mu_;
+  StageState stages_[kStages] GUARDED_BY(mu_);
+  int64_t first_commit_us_ GUARDED_BY(mu_) = 0;  // of the first change received
+};
+
+}  // namespace faucet::observability
