@@ -50,7 +50,12 @@ int MirrorCommand(const std::string& config_path) {
     observability::StatusSource status;
     if (exporter) {
       observability::PipelineMetrics* metrics = &exporter->Pipeline();
-      m.Observe(metrics);
+      m.Observe(exporter.get());
+      exporter->registry().OnCollect([registry = &exporter->registry(), &built, &store] {
+        if (Result<Json> s = mirror::ReadMirrorStatus(*built, store); s.ok()) {
+          mirror::SetMirrorGauges(*registry, built->doc.name, *s);
+        }
+      });
       status.mirror_status = [&built, &store] { return mirror::ReadMirrorStatus(*built, store); };
       status.ready = [metrics] { return metrics->running(); };
     }

@@ -6,6 +6,7 @@
 #include "cli/exit_code.h"
 #include "core/redact.h"
 #include "mirror/mirror_config.h"
+#include "observability/server.h"
 
 namespace faucet::cli {
 
@@ -43,6 +44,14 @@ Result<std::string> CheckMirror(assembly::BuiltPipeline& built) {
   return summary;
 }
 
+// Where `run` and `mirror` serve metrics and status (the parsed listener), or "off".
+std::string ObservabilitySummary(const config::Document& doc) {
+  if (!doc.observability) return "off";
+  const config::ObservabilitySpec& o = *doc.observability;
+  return "metrics and status on " + observability::ServerUrl(o.host, o.port) +
+         (o.auth_token.empty() ? "" : " (bearer token required)");
+}
+
 // What the sink does when rows drift from its destination, from the built sink and the policy.
 std::string SchemaSummary(const assembly::BuiltPipeline& built) {
   if (!built.parts.sink->Capabilities().has_schema) {
@@ -68,6 +77,7 @@ int ValidateCommand(const std::string& config_path, bool json) {
       out["state"] = built->doc.state ? built->doc.state->type : "none";
       out["delivery"] = assembly::GuaranteeName(built->guarantee);
       out["schema_drift"] = SchemaSummary(*built);
+      out["observability"] = ObservabilitySummary(built->doc);
       out["warnings"] = built->warnings;
       if (!mirror->empty()) out["mirror"] = *mirror;
     } else {
@@ -81,10 +91,11 @@ int ValidateCommand(const std::string& config_path, bool json) {
     std::fprintf(stderr, "warning: %s\n", Redact(w).c_str());
   std::printf(
       "%s: valid\n  name: %s\n  source: %s\n  sink: %s\n  state: %s\n  delivery: %s\n"
-      "  schema drift: %s\n",
+      "  schema drift: %s\n  observability: %s\n",
       config_path.c_str(), built->doc.name.c_str(), built->doc.source.type.c_str(),
       built->doc.sink.type.c_str(), built->doc.state ? built->doc.state->type.c_str() : "none",
-      assembly::GuaranteeName(built->guarantee), SchemaSummary(*built).c_str());
+      assembly::GuaranteeName(built->guarantee), SchemaSummary(*built).c_str(),
+      ObservabilitySummary(built->doc).c_str());
   if (!mirror->empty()) std::printf("  mirror: %s\n", mirror->c_str());
   return kExitOk;
 }

@@ -124,7 +124,7 @@ Status Mirror::RunCdcCycle() {
   options.delivery = assembly::PipelineDelivery(built_.guarantee);
   options.stop = &stop_;
   options.dlq = assembly::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
-  options.observer = observer_;
+  if (exporter_ != nullptr) options.observer = &exporter_->Pipeline();
   int64_t last_save = 0;
   options.on_page = [&](const Page& page, const PipelineStats&) {
     if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {
@@ -151,6 +151,7 @@ bool Mirror::RetryAfter(const Status& failure, std::chrono::milliseconds& backof
   status_.last_error_ms = NowMs();
   SaveStatus();
   if (!config_.continuous || !RetryableInMirror(failure)) return false;
+  if (exporter_ != nullptr) exporter_->CountRetry("", failure);
   spdlog::warn("mirror {}: {}; retrying in {} s", built_.doc.name, failure.message(),
                backoff.count() / 1000.0);
   Sleep(backoff);

@@ -25,6 +25,7 @@
 #include "core/state_store.h"
 #include "mirror/mirror_config.h"
 #include "mirror/mirror_status.h"
+#include "observability/exporter.h"
 
 namespace faucet::mirror {
 
@@ -38,8 +39,8 @@ class Mirror {
   // retrying cannot fix.
   Status Run();
 
-  // Told of the CDC pipeline's pages, for metrics. Borrowed; set before Run.
-  void Observe(PipelineObserver* observer) { observer_ = observer; }
+  // Metrics of the CDC pipeline and of retries. Borrowed; set before Run.
+  void Observe(observability::Exporter* exporter) { exporter_ = exporter; }
 
  private:
   // Captures P, with the database exactly at P when the CDC source can export it now
@@ -67,7 +68,7 @@ class Mirror {
   StateStore& state_;
   const std::atomic<bool>& stop_;
   MirrorStatus status_;
-  PipelineObserver* observer_ = nullptr;
+  observability::Exporter* exporter_ = nullptr;
   // Set by a bootstrap that exported one: the database at P, read by the snapshot phase (an
   // exact cut), released once the snapshot is read.
   std::unique_ptr<ConsistentSnapshot> exported_;

@@ -64,4 +64,25 @@ void SetTableGauges(observability::Registry& registry, const std::string& pipeli
   }
 }
 
+void SetMirrorGauges(observability::Registry& registry, const std::string& pipeline,
+                     const Json& status) {
+  const observability::Labels labels{{"pipeline", pipeline}};
+  const Json& snapshot = status["snapshot"];
+  SetIfNumber(
+      registry.GetGauge("faucet_snapshot_rows", "Rows the table's snapshot has read", labels),
+      snapshot["rows"]);
+  if (snapshot["estimate"].is_number()) {
+    registry
+        .GetGauge("faucet_snapshot_estimated_rows", "The catalog's estimate of the table's rows",
+                  labels)
+        .Set(snapshot["estimate"].get<double>());
+  }
+  for (const char* phase : {"snapshot", "cdc", "stopped", "failed"}) {
+    registry
+        .GetGauge("faucet_mirror_phase", "1 for the single-table mirror's phase, 0 for the others",
+                  {{"pipeline", pipeline}, {"phase", phase}})
+        .Set(status["phase"] == phase ? 1 : 0);
+  }
+}
+
 }  // namespace faucet::mirror

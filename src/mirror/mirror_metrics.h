@@ -19,4 +19,10 @@ namespace faucet::mirror {
 void SetTableGauges(observability::Registry& registry, const std::string& pipeline,
                     const Json& status);
 
+// The same for a single-table mirror, from its status (ReadMirrorStatus), labels {pipeline}:
+// faucet_snapshot_rows, faucet_snapshot_estimated_rows and faucet_mirror_phase{phase} (1 for
+// its phase: snapshot, cdc, stopped, failed).
+void SetMirrorGauges(observability::Registry& registry, const std::string& pipeline,
+                     const Json& status);
+
 }  // namespace faucet::mirror

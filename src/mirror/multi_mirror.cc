@@ -517,6 +517,7 @@ Result<int64_t> MultiMirror::Fail(const std::string& table, const Status& error)
     failed_this_run_[table] = t.last_error;
   }
   if (!paused) {
+    if (exporter_ != nullptr) exporter_->CountRetry(table, error);
     spdlog::warn("mirror {}: table '{}' failed ({} in a row; retried in {} s): {}", built_.doc.name,
                  table, failures, RetryDelayMs(failures) / 1000.0, error.message());
     return failures;
@@ -809,6 +810,7 @@ Status MultiMirror::Run() {
           outcome = last_source_error_.WithContext("mirror CDC phase failed");
           break;
         }
+        if (exporter_ != nullptr) exporter_->CountRetry("", last_source_error_);
         spdlog::warn("mirror {}: the stream failed ({}); retrying in {} s", name,
                      last_source_error_.message(), backoff.count() / 1000.0);
         next_cycle = std::chrono::steady_clock::now() + backoff;

@@ -67,6 +67,17 @@ void Exporter::Collect() {
   for (auto& [table, metrics] : pipelines_) metrics->Refresh(log_, now);
 }
 
+void Exporter::CountRetry(const std::string& table, const Status& cause) {
+  Labels labels{{"pipeline", pipeline_}};
+  if (!table.empty()) labels.emplace_back("table", table);
+  labels.emplace_back("cause", StatusCodeName(cause.code()));
+  registry_
+      .GetCounter("faucet_retries_total",
+                  "Failures retried after a backoff (a stream, a table, a snapshot), by cause",
+                  labels)
+      .Add();
+}
+
 Result<std::unique_ptr<Server>> Exporter::Serve(const ServerOptions& options, StatusSource status) {
   return Server::Start(options, registry_, std::move(status));
 }

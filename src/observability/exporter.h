@@ -33,6 +33,10 @@ class Exporter {
   // created on first use and kept for the exporter's lifetime.
   PipelineMetrics& Pipeline(const std::string& table = "");
 
+  // Counts a failure that will be retried, as faucet_retries_total{cause} (the status code's
+  // name: unavailable, data_loss, ...), with `table` for a mirror's table ("" for the stream).
+  void CountRetry(const std::string& table, const Status& cause);
+
   // Starts serving `registry()`. REQUIRES: the result is destroyed before anything `status`
   // or a collector refers to, and before this exporter.
   Result<std::unique_ptr<Server>> Serve(const ServerOptions& options, StatusSource status);

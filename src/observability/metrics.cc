@@ -113,20 +113,6 @@ Histogram& Registry::GetHistogram(const std::string& name, const std::string& he
   return *slot;
 }
 
-void Registry::Remove(const Labels& labels) {
-  auto has_all = [&labels](const Labels& series) {
-    return std::all_of(labels.begin(), labels.end(), [&series](const auto& label) {
-      return std::find(series.begin(), series.end(), label) != series.end();
-    });
-  };
-  MutexLock lock(mu_);
-  for (auto& [name, family] : families_) {
-    std::erase_if(family.counters, [&](const auto& kv) { return has_all(kv.first); });
-    std::erase_if(family.gauges, [&](const auto& kv) { return has_all(kv.first); });
-    std::erase_if(family.histograms, [&](const auto& kv) { return has_all(kv.first); });
-  }
-}
-
 void Registry::OnCollect(std::function<void()> collect) {
   MutexLock lock(collect_mu_);
   collectors_.push_back(std::move(collect));

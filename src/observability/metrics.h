@@ -74,10 +74,6 @@ class Registry {
   // With the registry's latency buckets.
   Histogram& GetHistogram(const std::string& name, const std::string& help, const Labels& labels);
 
-  // Removes every series of every family that has all of `labels` (a table that left a
-  // mirror). References to removed metrics dangle: only their owner calls this.
-  void Remove(const Labels& labels);
-
   // Runs before each Render, to refresh gauges read from elsewhere (the source's head, a
   // mirror's tables). Runs on the scraping thread; must not call Render.
   void OnCollect(std::function<void()> collect);

@@ -48,16 +48,6 @@ TEST(Metrics, LabelValuesAreEscaped) {
   EXPECT_NE(registry.Render().find("faucet_g{table=\"a\\\"b\\\\c\\nd\"} 1\n"), std::string::npos);
 }
 
-TEST(Metrics, RemoveDropsTheSeriesOfALabel) {
-  Registry registry;
-  registry.GetGauge("faucet_g", "G", {{"pipeline", "p"}, {"table", "t1"}}).Set(1);
-  registry.GetGauge("faucet_g", "G", {{"pipeline", "p"}, {"table", "t2"}}).Set(2);
-  registry.Remove({{"table", "t1"}});
-  const std::string text = registry.Render();
-  EXPECT_EQ(text.find("t1"), std::string::npos) << text;
-  EXPECT_NE(text.find("t2"), std::string::npos) << text;
-}
-
 TEST(Metrics, CollectorsRunBeforeEachRender) {
   Registry registry;
   Gauge& g = registry.GetGauge("faucet_g", "G", {});

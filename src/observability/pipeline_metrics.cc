@@ -80,11 +80,18 @@ void PipelineMetrics::Reached(Stage stage, const Page& page) {
 }
 
 void PipelineMetrics::Received(const Page& page) {
+  uint64_t changes[5] = {};
+  uint64_t bytes[5] = {};
   for (const Change& c : page.changes) {
     const auto op = static_cast<size_t>(c.op);
     if (op >= 5) continue;
-    changes_[op]->Add();
-    bytes_[op]->Add(c.ApproxBytes());
+    ++changes[op];
+    bytes[op] += c.ApproxBytes();
+  }
+  for (size_t op = 0; op < 5; ++op) {
+    if (changes[op] == 0) continue;
+    changes_[op]->Add(changes[op]);
+    bytes_[op]->Add(bytes[op]);
   }
   MutexLock lock(mu_);
   if (first_commit_us_ == 0 && !page.changes.empty()) {

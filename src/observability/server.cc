@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <thread>
 
 #include "core/redact.h"
@@ -44,6 +45,11 @@ std::string PageFor(const std::string& name) {
 }
 
 }  // namespace
+
+std::string ServerUrl(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + "/";
+}
 
 struct Server::Impl {
   httplib::Server http;
@@ -136,10 +142,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Regi
                        std::to_string(options.port) + " (in use, or not an address of this host)");
   }
   impl->thread = std::thread([raw = impl.get()] { raw->http.listen_after_bind(); });
-  spdlog::info(
-      "observability: serving /metrics, /healthz, /readyz{} and the status page on "
-      "http://{}:{}/",
-      status.mirror_status ? ", /v1/mirror/" + status.name : "", options.host, port);
+  // Until it runs, stop() would not stop it (and the destructor would wait forever).
+  while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  spdlog::info("observability: serving /metrics, /healthz, /readyz{} and the status page on {}",
+               status.mirror_status ? ", /v1/mirror/" + status.name : "",
+               ServerUrl(options.host, port));
   return std::unique_ptr<Server>(new Server(std::move(impl), port));
 }
 

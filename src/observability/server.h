@@ -36,6 +36,9 @@ struct StatusSource {
   std::function<bool()> ready;
 };
 
+// "http://HOST:PORT/", with an IPv6 host in brackets.
+std::string ServerUrl(const std::string& host, int port);
+
 class Server {
  public:
   // Binds and starts serving on its own threads. kUnavailable when the address cannot be

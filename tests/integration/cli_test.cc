@@ -125,6 +125,15 @@ TEST(Cli, ValidateReportsTheSchemaDriftPolicy) {
   EXPECT_NE(r.output.find("schema drift: none (the sink takes rows of any shape)"),
             std::string::npos)
       << r.output;
+  EXPECT_NE(r.output.find("observability: off"), std::string::npos) << r.output;
+  r = Faucet({"validate", WriteConfig("observed.yaml",
+                                      std::string(kGood) +
+                                          "observability: {prometheus: {listen: '[::1]:9100'}, "
+                                          "auth_token: x}\n")});
+  EXPECT_NE(r.output.find("observability: metrics and status on http://[::1]:9100/ (bearer token "
+                          "required)"),
+            std::string::npos)
+      << r.output;
   std::string yaml = std::string(kGood) + "  schema: {on_drift: evolve}\n";
   r = Faucet({"validate", WriteConfig("drift.yaml", yaml)});
   EXPECT_EQ(r.exit_code, 0) << r.output;
