@@ -21,7 +21,8 @@
 #             last byte written, without faucet's idle_timeout wait. For the big transaction,
 #             pg_recvlogical into /dev/null too (process time), for reference.
 #   metrics   the cdc scenario's faucet runs (both cases) without and with `observability:`,
-#             scraped once a second meanwhile: the overhead of metrics on the hot path.
+#             scraped once a second meanwhile: the overhead of metrics on the hot path; and
+#             ROWS generated rows into a jsonl file (no server: the hot path alone).
 #   apply     ROWS changes (60% insert, 30% update, 10% delete; 1001 transactions) streamed by
 #             postgres-cdc -> cdc_unwrap -> postgres sink (upsert) and -> sqlite sink (upsert),
 #             beside a raw COPY of ROWS rows into an unindexed table (postgres: psql COPY FROM
@@ -274,11 +275,36 @@ metrics_case() {
   done
 }
 
+# The hot path alone: ROWS generated rows into a jsonl file (no server), without and with
+# `observability:`; wall time of the process.
+metrics_generator() {
+  local i s observe label out=$WORK/gen.jsonl
+  for ((i = 1; i <= RUNS; i++)); do
+    for observe in 0 1; do
+      rm -rf "$WORK/state-gen" "$out"
+      {
+        printf 'name: gen\npipeline:\n  source: {type: generator, config: {count: %s}}\n' "$ROWS"
+        printf '  sink: {type: jsonl, config: {path: %s}}\n' "$out"
+        printf '  state: {type: file, config: {path: %s/state-gen}}\n' "$WORK"
+        if ((observe)); then echo "observability: { prometheus: { listen: '127.0.0.1:0' } }"; fi
+      } >"$WORK/gen.yaml"
+      s=$(now)
+      /usr/bin/time -v -o "$WORK/time" "$FAUCET" run "$WORK/gen.yaml" 2>"$WORK/faucet.log" ||
+        { cat "$WORK/faucet.log" >&2; exit 1; }
+      [[ $(wc -l <"$out") == "$ROWS" ]] || { log "faucet wrote $(wc -l <"$out") rows, not $ROWS"; exit 1; }
+      label="without metrics"
+      if ((observe)); then label="faucet with metrics"; fi
+      record "metrics-generator" "$label" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+    done
+  done
+}
+
 bench_metrics() {
   load_big
   load_small
   metrics_case big tmpl_big pub_big "$ROWS"
   metrics_case small tmpl_small pub_small "$TXNS"
+  metrics_generator
 }
 
 # --- apply --------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -54,6 +55,7 @@ std::string ServerUrl(const std::string& host, int port) {
 struct Server::Impl {
   httplib::Server http;
   std::thread thread;
+  std::atomic<bool> ended{false};  // listen_after_bind returned
 };
 
 Server::Server(std::unique_ptr<Impl> impl, int port) : impl_(std::move(impl)), port_(port) {}
@@ -141,9 +143,14 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Regi
     return Unavailable("observability: cannot listen on " + options.host + ":" +
                        std::to_string(options.port) + " (in use, or not an address of this host)");
   }
-  impl->thread = std::thread([raw = impl.get()] { raw->http.listen_after_bind(); });
+  impl->thread = std::thread([raw = impl.get()] {
+    raw->http.listen_after_bind();
+    raw->ended = true;
+  });
   // Until it runs, stop() would not stop it (and the destructor would wait forever).
-  while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!http.is_running() && !impl->ended.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   spdlog::info("observability: serving /metrics, /healthz, /readyz{} and the status page on {}",
                status.mirror_status ? ", /v1/mirror/" + status.name : "",
                ServerUrl(options.host, port));
