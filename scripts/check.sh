@@ -41,7 +41,7 @@ tsan() {
   # The threaded parts against real servers; as in asan, the 100,000-row crash runs and the
   # memory bound stay with `make test`.
   bash scripts/test.sh build/tsan -L 'integration|crash' \
-    -R 'Cdc|Mirror|Store|ExactlyOnce|AtLeastOnce|Sigkill|CrashPoints|AllPoints' \
+    -R 'Cdc|Mirror|Observability|Store|ExactlyOnce|AtLeastOnce|Sigkill|CrashPoints|AllPoints' \
     -E '_100000|MillionRowTransactionStreamsInBoundedMemory'
 }
 

@@ -20,7 +20,7 @@ Result<std::unique_ptr<observability::Server>> Serve(const assembly::BuiltPipeli
   options.port = spec.port;
   options.auth_token = spec.auth_token;
   status.name = built.doc.name;
-  return exporter->Serve(options, std::move(status));
+  return exporter->Serve(options, status);
 }
 
 }  // namespace faucet::cli

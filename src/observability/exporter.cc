@@ -78,8 +78,9 @@ void Exporter::CountRetry(const std::string& table, const Status& cause) {
       .Add();
 }
 
-Result<std::unique_ptr<Server>> Exporter::Serve(const ServerOptions& options, StatusSource status) {
-  return Server::Start(options, registry_, std::move(status));
+Result<std::unique_ptr<Server>> Exporter::Serve(const ServerOptions& options,
+                                                const StatusSource& status) {
+  return Server::Start(options, registry_, status);
 }
 
 }  // namespace faucet::observability

@@ -39,7 +39,7 @@ class Exporter {
 
   // Starts serving `registry()`. REQUIRES: the result is destroyed before anything `status`
   // or a collector refers to, and before this exporter.
-  Result<std::unique_ptr<Server>> Serve(const ServerOptions& options, StatusSource status);
+  Result<std::unique_ptr<Server>> Serve(const ServerOptions& options, const StatusSource& status);
 
  private:
   void Collect();

@@ -66,7 +66,7 @@ Server::~Server() {
 }
 
 Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Registry& registry,
-                                              StatusSource status) {
+                                              const StatusSource& status) {
   auto impl = std::make_unique<Impl>();
   httplib::Server& http = impl->http;
   http.set_payload_max_length(64 << 10);
@@ -130,8 +130,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Regi
               res.status == 404 ? "no such endpoint: " + req.method + " " + req.path
                                 : "bad request (HTTP " + std::to_string(res.status) + ")");
   });
-  http.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                                std::exception_ptr) { SendError(res, 500, "internal error"); });
+  http.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
+        SendError(res, 500, "internal error");
+      });
 
   int port = options.port;
   if (port == 0) {

@@ -44,7 +44,7 @@ class Server {
   // Binds and starts serving on its own threads. kUnavailable when the address cannot be
   // bound (in use, not local), naming it.
   static Result<std::unique_ptr<Server>> Start(const ServerOptions& options, Registry& registry,
-                                               StatusSource status);
+                                               const StatusSource& status);
   ~Server();  // stops serving and joins its threads
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
