@@ -9,8 +9,17 @@ constexpr TablePhase kPhases[] = {TablePhase::kPending, TablePhase::kSnapshottin
                                   TablePhase::kActive,  TablePhase::kPaused,
                                   TablePhase::kDropped, TablePhase::kRefused};
 
-void SetIfNumber(observability::Gauge& gauge, const Json& value) {
-  if (value.is_number()) gauge.Set(value.get<double>());
+// Sets the gauge to `value` when it is a number; leaves it absent (or as it was) otherwise.
+void SetIfNumber(observability::Registry& registry, const std::string& name,
+                 const std::string& help, const observability::Labels& labels, const Json& value) {
+  if (value.is_number()) registry.GetGauge(name, help, labels).Set(value.get<double>());
+}
+
+void SetSnapshotGauges(observability::Registry& registry, const observability::Labels& labels,
+                       const Json& rows, const Json& estimate) {
+  SetIfNumber(registry, "faucet_snapshot_rows", "Rows the table's snapshot has read", labels, rows);
+  SetIfNumber(registry, "faucet_snapshot_estimated_rows",
+              "The catalog's estimate of the table's rows", labels, estimate);
 }
 
 }  // namespace
@@ -34,32 +43,18 @@ void SetTableGauges(observability::Registry& registry, const std::string& pipeli
       registry.GetGauge("faucet_table_phase", "1 for the table's phase, 0 for the others", with)
           .Set(row["phase"] == PhaseName(phase) ? 1 : 0);
     }
-    const Json& snapshot = row["snapshot"];
-    SetIfNumber(
-        registry.GetGauge("faucet_snapshot_rows", "Rows the table's snapshot has read", labels),
-        snapshot["rows"]);
-    if (snapshot["estimated_rows"].is_number()) {
-      registry
-          .GetGauge("faucet_snapshot_estimated_rows", "The catalog's estimate of the table's rows",
-                    labels)
-          .Set(snapshot["estimated_rows"].get<double>());
-    }
+    SetSnapshotGauges(registry, labels, row["snapshot"]["rows"], row["snapshot"]["estimated_rows"]);
     registry
         .GetGauge("faucet_table_lag_seconds",
                   "Seconds since the source committed the oldest change routed to the table "
                   "that its sink has not committed (0 when it has everything)",
                   labels)
         .Set(row["lag_secs"].is_number() ? row["lag_secs"].get<double>() : 0);
-    if (row["lag_bytes"].is_number()) {
-      registry
-          .GetGauge("faucet_table_lag_bytes",
-                    "Bytes of the source's log ahead of the table's committed position", labels)
-          .Set(row["lag_bytes"].get<double>());
-    }
-    SetIfNumber(registry.GetGauge("faucet_table_consecutive_failures",
-                                  "The table's failures in a row (it pauses at "
-                                  "max_table_failures)",
-                                  labels),
+    SetIfNumber(registry, "faucet_table_lag_bytes",
+                "Bytes of the source's log ahead of the table's committed position", labels,
+                row["lag_bytes"]);
+    SetIfNumber(registry, "faucet_table_consecutive_failures",
+                "The table's failures in a row (it pauses at max_table_failures)", labels,
                 row["consecutive_failures"]);
   }
 }
@@ -67,16 +62,7 @@ void SetTableGauges(observability::Registry& registry, const std::string& pipeli
 void SetMirrorGauges(observability::Registry& registry, const std::string& pipeline,
                      const Json& status) {
   const observability::Labels labels{{"pipeline", pipeline}};
-  const Json& snapshot = status["snapshot"];
-  SetIfNumber(
-      registry.GetGauge("faucet_snapshot_rows", "Rows the table's snapshot has read", labels),
-      snapshot["rows"]);
-  if (snapshot["estimate"].is_number()) {
-    registry
-        .GetGauge("faucet_snapshot_estimated_rows", "The catalog's estimate of the table's rows",
-                  labels)
-        .Set(snapshot["estimate"].get<double>());
-  }
+  SetSnapshotGauges(registry, labels, status["snapshot"]["rows"], status["snapshot"]["estimate"]);
   for (const char* phase : {"snapshot", "cdc", "stopped", "failed"}) {
     registry
         .GetGauge("faucet_mirror_phase", "1 for the single-table mirror's phase, 0 for the others",

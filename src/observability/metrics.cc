@@ -15,13 +15,16 @@ std::string Number(double v) {
   return buf;
 }
 
-std::string EscapeHelp(const std::string& help) {
+// Backslash and newline escaped, and with `quotes` the double quote (a label value).
+std::string Escape(const std::string& text, bool quotes) {
   std::string out;
-  for (char c : help) {
+  for (char c : text) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (c == '"' && quotes) {
+      out += "\\\"";
     } else {
       out += c;
     }
@@ -44,21 +47,7 @@ std::string LabelText(const Labels& labels, const std::pair<std::string, std::st
 
 }  // namespace
 
-std::string EscapeLabelValue(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeLabelValue(const std::string& value) { return Escape(value, true); }
 
 Histogram::Histogram(std::vector<double> bounds)
     : bounds_(std::move(bounds)),
@@ -130,7 +119,7 @@ std::string Registry::Render() {
     const char* type = family.kind == Kind::kCounter ? "counter"
                        : family.kind == Kind::kGauge ? "gauge"
                                                      : "histogram";
-    out += "# HELP " + name + " " + EscapeHelp(family.help) + "\n";
+    out += "# HELP " + name + " " + Escape(family.help, false) + "\n";
     out += "# TYPE " + name + " " + type + "\n";
     for (const auto& [labels, c] : family.counters) {
       out += name + LabelText(labels, nullptr) + " " + std::to_string(c->Value()) + "\n";

@@ -67,9 +67,13 @@ void PipelineMetrics::Reached(Stage stage, const Page& page) {
   } else {
     s.pages = stages_[kWritten].pages;  // a flush covers everything written
   }
-  if (page.bookmark) {
+  if (page.bookmark && ordered_) {
     Result<Position> p = source_.PositionOf(*page.bookmark);
-    if (p.ok()) s.position = *p;
+    if (p.ok()) {
+      s.position = *p;
+    } else if (p.status().code() == StatusCode::kFailedPrecondition) {
+      ordered_ = false;  // a source without positions (a generator, a query): never ask again
+    }
   }
   for (auto it = page.changes.rbegin(); it != page.changes.rend(); ++it) {
     if (it->commit_time_us > 0) {

@@ -74,6 +74,7 @@ class PipelineMetrics final : public PipelineObserver {
   Mutex mu_;
   StageState stages_[kStages] GUARDED_BY(mu_);
   int64_t first_commit_us_ GUARDED_BY(mu_) = 0;  // of the first change received
+  bool ordered_ GUARDED_BY(mu_) = true;          // the source's bookmarks have positions
 };
 
 }  // namespace faucet::observability
