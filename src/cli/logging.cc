@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <mutex>
@@ -11,12 +12,21 @@
 namespace faucet::cli {
 namespace {
 
+// On a terminal a progress line (observability/progress.h) may stand unterminated at the
+// bottom: what is printed next replaces it (carriage return, clear to the end of the line), and
+// the next progress tick draws it again below.
+std::string ClearProgress() {
+  static const bool terminal = isatty(STDERR_FILENO) != 0;
+  return terminal ? "\r\x1b[K" : "";
+}
+
 class RedactingStderrSink : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t formatted;
     formatter_->format(msg, formatted);
-    std::string line = Redact(std::string_view(formatted.data(), formatted.size()));
+    std::string line =
+        ClearProgress() + Redact(std::string_view(formatted.data(), formatted.size()));
     std::fwrite(line.data(), 1, line.size(), stderr);
   }
   void flush_() override { std::fflush(stderr); }
@@ -33,7 +43,7 @@ void SetUpLogging(const std::string& level) {
 }
 
 void PrintError(const std::string& message) {
-  std::string line = "error: " + Redact(message) + "\n";
+  std::string line = ClearProgress() + "error: " + Redact(message) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

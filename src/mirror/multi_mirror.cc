@@ -348,34 +348,35 @@ void MultiMirror::StopReading(const std::string& table) {
 
 void MultiMirror::ReportProgress() {
   if (progress_tables_.empty()) return;
+  constexpr size_t kShown = 2;  // tables described one by one; the line stays readable
+  const int64_t now = NowMs();
   uint64_t rows = 0;
   int64_t estimate = 0;
   size_t done = 0;
-  std::string reading;
-  size_t shown = 0;
+  size_t reading = 0;
+  std::string tables;
   {
     MutexLock lock(mu_);
     for (const std::string& table : progress_tables_) {
       const TableState& t = marker_.tables[table];
-      rows += static_cast<uint64_t>(std::max<int64_t>(0, t.snapshot.rows));
+      const auto table_rows = static_cast<uint64_t>(std::max<int64_t>(0, t.snapshot.rows));
+      rows += table_rows;
       estimate += std::max(t.snapshot.rows, t.estimated_rows.value_or(0));
       if (!reading_.count(table)) {
         ++done;
-      } else if (shown++ < 3) {
-        reading += (reading.empty() ? "reading " : ", ") + table;
-        if (t.estimated_rows && *t.estimated_rows > 0) {
-          reading +=
-              " " +
-              std::to_string(std::min<int64_t>(100, 100 * t.snapshot.rows / *t.estimated_rows)) +
-              "%";
-        }
+      } else if (reading++ < kShown) {
+        const double secs = static_cast<double>(now - t.snapshot.started_ms) / 1000;
+        tables += "; " + table + " " +
+                  observability::Progress::Describe(
+                      table_rows, secs > 0 ? static_cast<double>(table_rows) / secs : 0,
+                      t.estimated_rows);
       }
     }
   }
-  if (shown > 3) reading += " and " + std::to_string(shown - 3) + " more";
+  if (reading > kShown) tables += "; " + std::to_string(reading - kShown) + " more reading";
   const std::string detail = std::to_string(done) + " of " +
-                             std::to_string(progress_tables_.size()) + " tables done" +
-                             (reading.empty() ? "" : "; " + reading);
+                             std::to_string(progress_tables_.size()) + " tables done" + tables +
+                             "; in all";
   if (!progress_) progress_.emplace("snapshot", std::nullopt, isatty(STDERR_FILENO) != 0);
   progress_->SetEstimate(estimate > 0 ? std::optional<int64_t>(estimate) : std::nullopt);
   if (reading_.empty()) {

@@ -338,7 +338,7 @@ TEST_F(ObservabilityTest, ProgressIsLiveOnATerminalOnly) {
   testing::ProcessResult tty = testing::RunProcess(
       {"/usr/bin/script", "-qfec", std::string(FAUCET_BINARY) + " mirror " + config_, "/dev/null"});
   ASSERT_EQ(tty.exit_code, 0) << tty.output;
-  EXPECT_NE(tty.output.find("\rsnapshot: 3 of 3 tables done: 60 rows, "), std::string::npos)
+  EXPECT_NE(tty.output.find("\rsnapshot: 3 of 3 tables done; in all: 60 rows, "), std::string::npos)
       << tty.output;
 
   src_.Exec("SELECT pg_drop_replication_slot('" + schema_ + "_slot')");
