@@ -51,12 +51,15 @@ int MirrorCommand(const std::string& config_path) {
     if (exporter) {
       observability::PipelineMetrics* metrics = &exporter->Pipeline();
       m.Observe(exporter.get());
-      exporter->registry().OnCollect([registry = &exporter->registry(), &built, &store] {
-        if (Result<Json> s = mirror::ReadMirrorStatus(*built, store); s.ok()) {
+      auto live = [&m, &built, &store] {
+        const mirror::MirrorStatus now = m.LiveStatus();
+        return mirror::ReadMirrorStatus(*built, store, &now);
+      };
+      exporter->registry().OnCollect([registry = &exporter->registry(), &built, live] {
+        if (Result<Json> s = live(); s.ok())
           mirror::SetMirrorGauges(*registry, built->doc.name, *s);
-        }
       });
-      status.mirror_status = [&built, &store] { return mirror::ReadMirrorStatus(*built, store); };
+      status.mirror_status = live;
       status.ready = [metrics] { return metrics->running(); };
     }
     Result<std::unique_ptr<observability::Server>> server = Serve(*built, exporter.get(), status);

@@ -42,8 +42,17 @@ Status Mirror::PutMarker(const char* phase, bool snapshot_done, const Bookmark& 
   return state_.Put(MarkerKey(built_.doc.name), marker);
 }
 
+MirrorStatus Mirror::LiveStatus() {
+  MutexLock lock(live_mu_);
+  return live_;
+}
+
 void Mirror::SaveStatus() {
   status_.updated_ms = NowMs();
+  {
+    MutexLock lock(live_mu_);
+    live_ = status_;
+  }
   // Status is for people; failing to save it must not stop the data.
   Status st = state_.Put(StatusKey(built_.doc.name), status_.ToJson());
   if (!st.ok()) spdlog::warn("cannot save mirror status: {}", st.message());
@@ -94,6 +103,10 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   };
   read.on_rows = [&](uint64_t rows) {
     status_.snapshot_rows = rows;
+    {
+      MutexLock lock(live_mu_);
+      live_.snapshot_rows = rows;
+    }
     if (progress && progress->Tick(rows)) SaveStatus();
   };
   Result<PipelineStats> stats = ReadSnapshot(read);
@@ -129,6 +142,8 @@ Status Mirror::RunCdcCycle() {
   options.on_page = [&](const Page& page, const PipelineStats&) {
     if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {
       status_.last_commit_ms = page.changes.back().commit_time_us / 1000;
+      MutexLock lock(live_mu_);
+      live_.last_commit_ms = status_.last_commit_ms;
     }
     int64_t now = NowMs();
     if (now - last_save >= 2000) {
@@ -216,6 +231,8 @@ Status Mirror::Run() {
   ASSIGN_OR_RETURN(std::optional<Json> marker, state_.Get(MarkerKey(name)));
   if (Result<std::optional<Json>> s = state_.Get(StatusKey(name)); s.ok() && *s) {
     status_ = MirrorStatus::FromJson(**s);
+    MutexLock lock(live_mu_);
+    live_ = status_;
   }
 
   Bookmark position;

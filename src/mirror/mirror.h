@@ -22,6 +22,7 @@
 #include <atomic>
 
 #include "assembly/pipeline_builder.h"
+#include "core/mutex.h"
 #include "core/state_store.h"
 #include "mirror/mirror_config.h"
 #include "mirror/mirror_status.h"
@@ -41,6 +42,9 @@ class Mirror {
 
   // Metrics of the CDC pipeline and of retries. Borrowed; set before Run.
   void Observe(observability::Exporter* exporter) { exporter_ = exporter; }
+  // The status as it is now (snapshot rows and the last commit as they happen, not as last
+  // saved). Thread-safe.
+  MirrorStatus LiveStatus() EXCLUDES(live_mu_);
 
  private:
   // Captures P, with the database exactly at P when the CDC source can export it now
@@ -67,7 +71,10 @@ class Mirror {
   MirrorConfig config_;
   StateStore& state_;
   const std::atomic<bool>& stop_;
-  MirrorStatus status_;
+  MirrorStatus status_;  // the run's thread only
+  // status_ as last saved, plus the fields that change with every page (LiveStatus).
+  Mutex live_mu_;
+  MirrorStatus live_ GUARDED_BY(live_mu_);
   observability::Exporter* exporter_ = nullptr;
   // Set by a bootstrap that exported one: the database at P, read by the snapshot phase (an
   // exact cut), released once the snapshot is read.

@@ -5,12 +5,18 @@
 
 namespace faucet::mirror {
 
-Result<Json> ReadMirrorStatus(const assembly::BuiltPipeline& built, StateStore& state) {
+Result<Json> ReadMirrorStatus(const assembly::BuiltPipeline& built, StateStore& state,
+                              const MirrorStatus* live) {
   const std::string& name = built.doc.name;
   ASSIGN_OR_RETURN(std::optional<Json> marker, state.Get(MarkerKey(name)));
   ASSIGN_OR_RETURN(std::optional<Json> bookmark, state.Get(CdcKey(name)));
-  ASSIGN_OR_RETURN(std::optional<Json> saved, state.Get(StatusKey(name)));
-  MirrorStatus status = saved ? MirrorStatus::FromJson(*saved) : MirrorStatus{};
+  MirrorStatus status;
+  if (live != nullptr) {
+    status = *live;
+  } else {
+    ASSIGN_OR_RETURN(std::optional<Json> saved, state.Get(StatusKey(name)));
+    if (saved) status = MirrorStatus::FromJson(*saved);
+  }
   if (!marker) status.phase = "not started";
 
   Json out = status.ToJson();

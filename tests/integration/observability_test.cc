@@ -223,6 +223,56 @@ TEST_F(ObservabilityTest, AMirrorServesTheLagLadderItsLiveStatusAndNoPassword) {
   }
 }
 
+// A single-table mirror serves its live status (the JSON of `faucet mirror status --json`) and
+// its gauges.
+TEST_F(ObservabilityTest, ASingleTableMirrorServesItsStatus) {
+  src_.Exec("ALTER PUBLICATION " + schema_ + "_pub SET TABLE " + Src("a"));
+  config_ = dir_ + "/single.yaml";
+  std::ofstream(config_) << "name: " << schema_ << "\n"
+                         << "observability: {prometheus: {listen: '127.0.0.1:0'}}\n"
+                         << "pipeline:\n  source: " << SourceYaml() << "\n"
+                         << "  transforms: [{type: cdc_unwrap}]\n"
+                         << "  sink: "
+                         << dest_->SinkYaml("a",
+                                            ", column_mapping: auto_map, write_mode: upsert, "
+                                            "key: [id], delete_marker: {field: __op, values: [d]}")
+                         << "\n"
+                         << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
+                         << "mirror:\n  mode: snapshot_then_cdc\n"
+                         << "  snapshot: {source: {type: postgres, config: {connection_url: '"
+                         << src_.url() << "', query: 'SELECT * FROM " << Src("a") << "'}}}\n";
+  StartFaucet({"mirror", config_});
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto r = Get("/readyz");
+        return r && r->status == 200;
+      },
+      60s, "the mirror to stream", 100ms))
+      << faucet_->Output();
+  src_.Exec("INSERT INTO " + Src("a") + " VALUES (500, 'x')");
+  Json live;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto r = Get("/v1/mirror/" + schema_);
+        if (!r || r->status != 200) return false;
+        live = Json::parse(r->body);
+        return live["phase"] == "cdc" && live["last_commit_ms"].get<int64_t>() > 0;
+      },
+      30s, "the live status to show the streamed commit", 100ms))
+      << live.dump() << faucet_->Output();
+  EXPECT_EQ(live["snapshot"]["rows"], 20);
+  testing::ProcessResult cli =
+      testing::RunProcess({FAUCET_BINARY, "mirror", "status", "--json", config_});
+  ASSERT_EQ(cli.exit_code, 0) << cli.output;
+  const Json stored = Json::parse(cli.output.substr(cli.output.find('{')));
+  for (const auto& [key, _] : stored.items()) EXPECT_TRUE(live.contains(key)) << key;
+  const std::string metrics = Metrics();
+  const std::string p = "pipeline=\"" + schema_ + "\"";
+  EXPECT_EQ(SeriesValue(metrics, "faucet_mirror_phase{" + p + ",phase=\"cdc\"}"), 1) << metrics;
+  EXPECT_EQ(SeriesValue(metrics, "faucet_snapshot_rows{" + p + "}"), 20) << metrics;
+  EXPECT_EQ(SeriesValue(metrics, "faucet_pipeline_up{" + p + "}"), 1) << metrics;
+}
+
 // A real Prometheus scrapes the mirror (with the bearer token) and answers queries on the lag
 // series; without the token the mirror refuses the data.
 TEST_F(ObservabilityTest, PrometheusScrapesTheMirrorWithItsToken) {
