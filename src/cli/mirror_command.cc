@@ -34,12 +34,11 @@ int MirrorCommand(const std::string& config_path) {
     observability::StatusSource status;
     if (exporter) {
       m.Observe(exporter.get());
-      exporter->registry().OnCollect([&m, registry = &exporter->registry(), &built] {
-        if (Result<Json> s = m.LiveStatus(); s.ok()) {
-          mirror::SetTableGauges(*registry, built->doc.name, *s);
-        }
+      auto live = AtMostOncePerSecond([&m] { return m.LiveStatus(); });
+      exporter->registry().OnCollect([live, registry = &exporter->registry(), &built] {
+        if (Result<Json> s = live(); s.ok()) mirror::SetTableGauges(*registry, built->doc.name, *s);
       });
-      status.mirror_status = [&m] { return m.LiveStatus(); };
+      status.mirror_status = live;
       status.ready = [&m] { return m.streaming(); };
     }
     Result<std::unique_ptr<observability::Server>> server = Serve(*built, exporter.get(), status);
@@ -51,10 +50,10 @@ int MirrorCommand(const std::string& config_path) {
     if (exporter) {
       observability::PipelineMetrics* metrics = &exporter->Pipeline();
       m.Observe(exporter.get());
-      auto live = [&m, &built, &store] {
+      auto live = AtMostOncePerSecond([&m, &built, &store] {
         const mirror::MirrorStatus now = m.LiveStatus();
         return mirror::ReadMirrorStatus(*built, store, &now);
-      };
+      });
       exporter->registry().OnCollect([registry = &exporter->registry(), &built, live] {
         if (Result<Json> s = live(); s.ok())
           mirror::SetMirrorGauges(*registry, built->doc.name, *s);

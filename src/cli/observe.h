@@ -2,6 +2,7 @@
 // `observability:` block (docs/observability.md).
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "assembly/pipeline_builder.h"
@@ -12,6 +13,11 @@ namespace faucet::cli {
 
 // An exporter for `built`'s change stream, or null when the config has no observability block.
 std::unique_ptr<observability::Exporter> MakeExporter(const assembly::BuiltPipeline& built);
+
+// `status` called at most once a second: a caller within a second of the last call gets its
+// answer (scrapes, the status API and open status pages share one read of the state and the
+// source). Thread-safe.
+std::function<Result<Json>()> AtMostOncePerSecond(std::function<Result<Json>()> status);
 
 // Starts serving `exporter` on the configured address; null (and ok) when `exporter` is null.
 // Declare the result after everything `status` refers to, so that it stops serving first.

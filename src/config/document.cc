@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -435,8 +436,8 @@ Result<ObservabilitySpec> ParseObservability(const Block& block) {
     if (!list.IsSequence() || list.size() == 0) return prometheus.Error("buckets", want);
     for (const YAML::Node& item : list) {
       double v = 0;
-      if (!item.IsScalar() || !YAML::convert<double>::decode(item, v) || !(v > 0) ||
-          (!out.buckets.empty() && v <= out.buckets.back())) {
+      if (!item.IsScalar() || !YAML::convert<double>::decode(item, v) || !std::isfinite(v) ||
+          !(v > 0) || (!out.buckets.empty() && v <= out.buckets.back())) {
         return prometheus.Error("buckets", want);
       }
       out.buckets.push_back(v);

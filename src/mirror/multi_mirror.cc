@@ -346,6 +346,56 @@ void MultiMirror::StopReading(const std::string& table) {
   split_in_.erase(table);
 }
 
+Status MultiMirror::RecoverSplitSnapshots() {
+  const std::string& name = built_.doc.name;
+  std::vector<std::string> recovered;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [table, t] : marker_.tables) {
+      if (t.phase == TablePhase::kSnapshotting && !t.snapshot.shard_plan.empty() &&
+          resolved_.count(table)) {
+        recovered.push_back(table);
+      }
+    }
+  }
+  if (recovered.empty()) return Status::Ok();
+  // One snapshot for them all, exported after every join point (they are in the marker).
+  Result<std::shared_ptr<const ConsistentSnapshot>> in = SplitSnapshot();
+  const int64_t now = NowMs();
+  MutexLock lock(mu_);
+  for (const std::string& table : recovered) {
+    TableState& t = marker_.tables[table];
+    if (!in.ok()) {
+      // Read whole instead, from a new join point (DueTables takes it).
+      spdlog::warn("mirror {}: table '{}' is read whole again: {}", name, table,
+                   in.status().message());
+      t.snapshot.shard_plan.clear();
+      continue;
+    }
+    spdlog::info(
+        "mirror {}: table '{}' reads its split snapshot again from its join point {} "
+        "({} of {} parts were read by a process that stopped: their snapshot is gone)",
+        name, table, t.position ? t.position->ToString() : "?", t.snapshot.shards_done,
+        t.snapshot.shards_total);
+    if (t.write_mode == "append" && t.resync_required.empty()) {
+      // Rows of the parts read before are written again: not by key, so twice.
+      t.resync_required =
+          "its split snapshot was read again after a crash into an append destination: rows "
+          "of the parts read before the crash are there twice — empty the destination and "
+          "re-snapshot the table to resync";
+      spdlog::warn("mirror {}: table '{}': {}", name, table, t.resync_required);
+    }
+    t.snapshot.shards_finished.clear();
+    t.snapshot.shards_done = 0;
+    t.snapshot.rows = 0;
+    t.snapshot.started_ms = now;
+    reading_[table] = resolved_.at(table).plan;
+    progress_tables_.insert(table);
+    split_in_[table] = *in;
+  }
+  return Status::Ok();
+}
+
 void MultiMirror::ReportProgress() {
   if (progress_tables_.empty()) return;
   constexpr size_t kShown = 2;  // tables described one by one; the line stays readable
@@ -713,32 +763,7 @@ Status MultiMirror::Run() {
     }
   }
   RETURN_IF_ERROR(Discover(true).WithContext("mirror " + name + ": discovering tables"));
-  {
-    // A split snapshot that a crash interrupted is read again, every part, from its join point
-    // (still the table's stream position: the stream replays from there). The parts an earlier
-    // process read were in a snapshot that died with it; a new read of the others alone would
-    // miss the rows an update moved from them into the finished parts meanwhile.
-    MutexLock lock(mu_);
-    for (auto& [table, t] : marker_.tables) {
-      if (t.phase != TablePhase::kSnapshotting || t.snapshot.shard_plan.empty() ||
-          !resolved_.count(table)) {
-        continue;
-      }
-      Result<std::shared_ptr<const ConsistentSnapshot>> in = SplitSnapshot();
-      if (!in.ok()) return in.status().WithContext("mirror " + name + ": table '" + table + "'");
-      spdlog::info(
-          "mirror {}: table '{}' reads its split snapshot again from its join point {} "
-          "({} of {} parts were read by a process that stopped: their snapshot is gone)",
-          name, table, t.position ? t.position->ToString() : "?", t.snapshot.shards_done,
-          t.snapshot.shards_total);
-      t.snapshot.shards_finished.clear();
-      t.snapshot.shards_done = 0;
-      t.snapshot.rows = 0;
-      reading_[table] = resolved_.at(table).plan;
-      progress_tables_.insert(table);
-      split_in_[table] = *in;
-    }
-  }
+  RETURN_IF_ERROR(RecoverSplitSnapshots());
   if (fresh) {
     // The initial load: P with the database exactly at P when the slot is created now.
     std::vector<std::string> warnings;

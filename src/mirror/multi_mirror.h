@@ -110,6 +110,10 @@ class MultiMirror {
   // The snapshot a split read starts in: the bootstrap's exact cut while there is one, else
   // one exported now (after the join point was captured).
   Result<std::shared_ptr<const ConsistentSnapshot>> SplitSnapshot();
+  // After a crash: every table whose split snapshot was under way reads all its parts again,
+  // in one new snapshot, from its join point (or, when no snapshot can be exported, whole,
+  // from a new one).
+  Status RecoverSplitSnapshots() EXCLUDES(mu_);
   // The table's snapshot read is over (done, paused or to start again).
   void StopReading(const std::string& table);
   // The snapshots' progress line (observability/progress.h), while any table is read.

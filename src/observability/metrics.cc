@@ -1,8 +1,8 @@
 #include "observability/metrics.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 namespace faucet::observability {
 namespace {
@@ -11,8 +11,8 @@ std::string Number(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round trip
+  return ec == std::errc() ? std::string(buf, end) : "NaN";
 }
 
 // Backslash and newline escaped, and with `quotes` the double quote (a label value).

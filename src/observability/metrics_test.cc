@@ -27,10 +27,10 @@ TEST(Metrics, RendersEachKindInTheTextFormat) {
             "faucet_y_bytes{pipeline=\"p\",stage=\"written\"} 2.5\n"
             "# HELP faucet_z_seconds Time\n"
             "# TYPE faucet_z_seconds histogram\n"
-            "faucet_z_seconds_bucket{pipeline=\"p\",le=\"0.10000000000000001\"} 1\n"
+            "faucet_z_seconds_bucket{pipeline=\"p\",le=\"0.1\"} 1\n"
             "faucet_z_seconds_bucket{pipeline=\"p\",le=\"1\"} 2\n"
             "faucet_z_seconds_bucket{pipeline=\"p\",le=\"+Inf\"} 3\n"
-            "faucet_z_seconds_sum{pipeline=\"p\"} 5.5499999999999998\n"
+            "faucet_z_seconds_sum{pipeline=\"p\"} 5.55\n"
             "faucet_z_seconds_count{pipeline=\"p\"} 3\n");
 }
 

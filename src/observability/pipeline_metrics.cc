@@ -1,6 +1,7 @@
 #include "observability/pipeline_metrics.h"
 
 #include <chrono>
+#include <limits>
 
 namespace faucet::observability {
 namespace {
@@ -19,6 +20,7 @@ double Seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double
 
 PipelineMetrics::PipelineMetrics(Registry& registry, const Source& source, Labels labels)
     : source_(source),
+      registry_(registry),
       labels_(std::move(labels)),
       up_(registry.GetGauge("faucet_pipeline_up",
                             "1 while the pipeline runs (its source and sink open), else 0",
@@ -45,25 +47,28 @@ PipelineMetrics::PipelineMetrics(Registry& registry, const Source& source, Label
                                       "by operation",
                                       With(labels_, "op", kOpNames[op]));
   }
-  for (int stage = 0; stage < kStages; ++stage) {
-    lag_bytes_[stage] = &registry.GetGauge(
-        "faucet_lag_bytes", "Bytes of the source's log between a stage's position and the head",
+  for (Stage stage : {kWritten, kFlushed, kPersisted}) {
+    lag_seconds_[stage] = &registry.GetGauge(
+        "faucet_lag_seconds",
+        "Seconds since the source committed the oldest change received that a stage does not "
+        "hold yet; 0 when it holds every change received",
         With(labels_, "stage", kStageNames[stage]));
-    lag_seconds_[stage] = nullptr;
-    if (stage == kWritten || stage == kFlushed || stage == kPersisted) {
-      lag_seconds_[stage] = &registry.GetGauge(
-          "faucet_lag_seconds",
-          "Seconds since the source committed the newest change a stage holds; 0 when the "
-          "stage holds everything received",
-          With(labels_, "stage", kStageNames[stage]));
-    }
   }
+}
+
+void PipelineMetrics::Opened() {
+  {
+    MutexLock lock(mu_);
+    for (StageState& s : stages_) s.pages = 0;
+    waiting_.clear();
+  }
+  up_.Set(1);
 }
 
 void PipelineMetrics::Reached(Stage stage, const Page& page) {
   StageState& s = stages_[stage];
   if (stage <= kWritten) {
-    ++s.pages;
+    ++s.pages;  // every received page is written once (transforms may empty it)
   } else {
     s.pages = stages_[kWritten].pages;  // a flush covers everything written
   }
@@ -75,12 +80,16 @@ void PipelineMetrics::Reached(Stage stage, const Page& page) {
       ordered_ = false;  // a source without positions (a generator, a query): never ask again
     }
   }
-  for (auto it = page.changes.rbegin(); it != page.changes.rend(); ++it) {
-    if (it->commit_time_us > 0) {
-      s.last_commit_us = it->commit_time_us;
-      break;
-    }
+  if (stage == kPersisted) {
+    while (!waiting_.empty() && waiting_.front().first <= s.pages) waiting_.pop_front();
   }
+}
+
+int64_t PipelineMetrics::OldestNotAt(Stage stage) const {
+  for (const auto& [last_page, first_commit_us] : waiting_) {
+    if (last_page > stages_[stage].pages) return first_commit_us;
+  }
+  return 0;
 }
 
 void PipelineMetrics::Received(const Page& page) {
@@ -98,10 +107,20 @@ void PipelineMetrics::Received(const Page& page) {
     bytes_[op]->Add(bytes[op]);
   }
   MutexLock lock(mu_);
-  if (first_commit_us_ == 0 && !page.changes.empty()) {
-    first_commit_us_ = page.changes.front().commit_time_us;
-  }
   Reached(kReceived, page);
+  if (page.changes.empty()) return;
+  int64_t first_commit_us = 0;
+  for (const Change& c : page.changes) {
+    if (c.commit_time_us > 0) {
+      first_commit_us = c.commit_time_us;
+      break;
+    }
+  }
+  waiting_.emplace_back(stages_[kReceived].pages, first_commit_us);
+  if (waiting_.size() > kMaxWaiting) {  // the newest two become one
+    waiting_[waiting_.size() - 2].first = waiting_.back().first;
+    waiting_.pop_back();
+  }
 }
 
 void PipelineMetrics::Written(const Page& page, std::chrono::nanoseconds took) {
@@ -133,17 +152,21 @@ void PipelineMetrics::Refresh(const LogStatus& log, int64_t now_us) {
   MutexLock lock(mu_);
   for (int stage = 0; stage < kStages; ++stage) {
     const StageState& s = stages_[stage];
-    if (log.head && s.position) {
-      std::optional<int64_t> behind = source_.BytesBetween(*s.position, *log.head);
-      if (behind) lag_bytes_[stage]->Set(static_cast<double>(*behind));
+    std::optional<int64_t> behind;
+    if (log.head && s.position) behind = source_.BytesBetween(*s.position, *log.head);
+    if (behind && lag_bytes_[stage] == nullptr) {
+      lag_bytes_[stage] = &registry_.GetGauge(
+          "faucet_lag_bytes", "Bytes of the source's log between a stage's position and the head",
+          With(labels_, "stage", kStageNames[stage]));
+    }
+    if (lag_bytes_[stage] != nullptr) {
+      lag_bytes_[stage]->Set(behind ? static_cast<double>(*behind)
+                                    : std::numeric_limits<double>::quiet_NaN());
     }
     if (lag_seconds_[stage] == nullptr) continue;
-    double secs = 0;
-    if (s.pages < stages_[kReceived].pages) {
-      const int64_t since = s.last_commit_us > 0 ? s.last_commit_us : first_commit_us_;
-      if (since > 0 && now_us > since) secs = static_cast<double>(now_us - since) / 1e6;
-    }
-    lag_seconds_[stage]->Set(secs);
+    const int64_t oldest = OldestNotAt(static_cast<Stage>(stage));
+    lag_seconds_[stage]->Set(
+        oldest > 0 && now_us > oldest ? static_cast<double>(now_us - oldest) / 1e6 : 0.0);
   }
 }
 

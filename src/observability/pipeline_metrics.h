@@ -5,18 +5,19 @@
 //   faucet_sink_write_seconds, faucet_sink_flush_seconds, faucet_state_put_seconds (histograms)
 // and the lag ladder, set by Refresh from the source's log read at one moment:
 //   faucet_lag_bytes{stage}    head − the stage's position, for stage received, written,
-//                              flushed, persisted, acknowledged (what this process released)
-//   faucet_lag_seconds{stage}  for written, flushed, persisted: 0 when the stage holds
-//                              everything received, else the time since the source committed
-//                              the newest change the stage holds (or, before it holds any, the
-//                              oldest received): true replication lag from commit timestamps,
-//                              not time since enqueue
+//                              flushed, persisted, acknowledged (what this process released);
+//                              absent until known, NaN while the log cannot be read
+//   faucet_lag_seconds{stage}  for written, flushed, persisted: 0 when the stage holds every
+//                              change received, else the time since the source committed the
+//                              oldest change received that the stage does not hold yet: true
+//                              replication lag from commit timestamps, not time since enqueue
 //   faucet_pipeline_up         1 while the pipeline runs (source and sink open), else 0
 // docs/observability.md lists them with their meaning.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <optional>
 
 #include "core/mutex.h"
@@ -32,7 +33,9 @@ class PipelineMetrics final : public PipelineObserver {
   // and `registry` outlive this.
   PipelineMetrics(Registry& registry, const Source& source, Labels labels);
 
-  void Opened() override { up_.Set(1); }
+  // A new run: what an earlier run received but never wrote (a failed run drops it) is not
+  // waiting any more.
+  void Opened() override;
   void Closed() override { up_.Set(0); }
   void Received(const Page& page) override;
   void Written(const Page& page, std::chrono::nanoseconds took) override;
@@ -50,14 +53,16 @@ class PipelineMetrics final : public PipelineObserver {
  private:
   enum Stage { kReceived, kWritten, kFlushed, kPersisted, kAcknowledged, kStages };
   struct StageState {
-    uint64_t pages = 0;                // received pages it holds (the first `pages`)
+    uint64_t pages = 0;                // of the run's received pages, how many it holds
     std::optional<Position> position;  // of the last page with a bookmark that reached it
-    int64_t last_commit_us = 0;        // of the newest change that reached it
   };
   // `page` (the stage's next one, or for flushed and later, everything written) reached it.
   void Reached(Stage stage, const Page& page) REQUIRES(mu_);
+  // The commit time of the oldest change received that `stage` does not hold (0: none).
+  int64_t OldestNotAt(Stage stage) const REQUIRES(mu_);
 
   const Source& source_;
+  Registry& registry_;
   const Labels labels_;
   Gauge& up_;
   Counter& pages_;
@@ -68,13 +73,18 @@ class PipelineMetrics final : public PipelineObserver {
   Histogram& put_seconds_;
   Counter* changes_[5];  // by ChangeOp
   Counter* bytes_[5];
-  Gauge* lag_bytes_[kStages];
-  Gauge* lag_seconds_[kStages];  // written, flushed, persisted only
+  Gauge* lag_bytes_[kStages] = {};    // created once known
+  Gauge* lag_seconds_[kStages] = {};  // written, flushed, persisted only
 
   Mutex mu_;
   StageState stages_[kStages] GUARDED_BY(mu_);
-  int64_t first_commit_us_ GUARDED_BY(mu_) = 0;  // of the first change received
-  bool ordered_ GUARDED_BY(mu_) = true;          // the source's bookmarks have positions
+  // Received pages with changes not yet persisted, oldest first: (the number of the entry's
+  // last page among the received ones, the first commit time of its first page). At most
+  // kMaxWaiting entries: the newest two merge, which can only make a lag read longer, never
+  // shorter.
+  static constexpr size_t kMaxWaiting = 4096;
+  std::deque<std::pair<uint64_t, int64_t>> waiting_ GUARDED_BY(mu_);
+  bool ordered_ GUARDED_BY(mu_) = true;  // the source's bookmarks have positions
 };
 
 }  // namespace faucet::observability

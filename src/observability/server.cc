@@ -15,9 +15,21 @@ namespace {
 
 constexpr const char* kJson = "application/json";
 
-void SendJson(httplib::Response& res, int status, const Json& body) {
+// Every string in `value` redacted (before serializing: a pattern that runs to the next
+// whitespace must not swallow the rest of a compact document).
+void RedactStrings(Json& value) {
+  if (value.is_string()) {
+    value = Redact(value.get<std::string>());
+  } else if (value.is_structured()) {
+    for (Json& item : value) RedactStrings(item);
+  }
+}
+
+void SendJson(httplib::Response& res, int status, Json body) {
+  RedactStrings(body);
   res.status = status;
-  res.set_content(Redact(body.dump()), kJson);
+  // Invalid UTF-8 (a percent-decoded path) is replaced, never thrown.
+  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), kJson);
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
@@ -124,11 +136,16 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Regi
   http.Get("/", [page](const httplib::Request&, httplib::Response& res) {
     res.set_content(page, "text/html; charset=utf-8");
   });
+  // Runs outside httplib's exception guard: it must not throw.
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a handler's own error
-    SendError(res, res.status,
-              res.status == 404 ? "no such endpoint: " + req.method + " " + req.path
-                                : "bad request (HTTP " + std::to_string(res.status) + ")");
+    try {
+      SendError(res, res.status,
+                res.status == 404 ? "no such endpoint: " + req.method + " " + req.path
+                                  : "bad request (HTTP " + std::to_string(res.status) + ")");
+    } catch (...) {
+      res.set_content("{\"error\":\"bad request\"}", kJson);
+    }
   });
   http.set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {

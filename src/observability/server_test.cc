@@ -19,11 +19,12 @@ class ServerTest : public ::testing::Test {
     StatusSource status;
     status.name = "shop";
     status.mirror_status = [] {
-      return Result<Json>(
-          Json{{"name", "shop"},
-               {"tables", Json::array({{{"table", "public.a"},
-                                        {"phase", "active"},
-                                        {"last_error", "postgres://app:hunter2@db/x down"}}})}});
+      return Result<Json>(Json{
+          {"name", "shop"},
+          {"tables",
+           Json::array({{{"table", "public.a"},
+                         {"phase", "active"},
+                         {"last_error", "postgres://app:hunter2@db/x down; password=hunter3"}}})}});
     };
     status.ready = [this] { return ready_.load(); };
     ServerOptions options;
@@ -84,11 +85,22 @@ TEST_F(ServerTest, ServesMetricsProbesStatusAndPage) {
   EXPECT_EQ(page->body.find("http://"), std::string::npos) << "no external assets";
 }
 
+TEST_F(ServerTest, AnUnknownPathWithInvalidUtf8IsA404) {
+  Start();
+  auto r = client_->Get("/%FF");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_TRUE(Json::accept(r->body)) << r->body;
+  EXPECT_EQ(client_->Get("/healthz")->status, 200) << "still serving";
+}
+
 TEST_F(ServerTest, NoResponseCarriesAPassword) {
   Start();
   auto status = client_->Get("/v1/mirror/shop");
   ASSERT_EQ(status->status, 200);
   EXPECT_EQ(status->body.find("hunter2"), std::string::npos) << status->body;
+  EXPECT_EQ(status->body.find("hunter3"), std::string::npos) << status->body;
+  EXPECT_TRUE(Json::accept(status->body)) << "still JSON: " << status->body;
   EXPECT_NE(status->body.find("app:***@db"), std::string::npos) << status->body;
 }
 
@@ -111,14 +123,17 @@ TEST_F(ServerTest, MalformedRequestsGet4xxAndTheServerGoesOn) {
   Start();
   for (const std::string& raw :
        {std::string("GARBAGE\r\n\r\n"), std::string("GET\r\n\r\n"),
-        std::string("GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\nab"),
+        std::string("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\nab"),
         "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n",
         std::string("GET /v1/mirror/%ZZ HTTP/1.1\r\nHost: x\r\n\r\n"),
+        // Percent-decodes to invalid UTF-8, which the error's JSON must survive.
+        std::string("GET /%FF%FE HTTP/1.1\r\nHost: x\r\n\r\n"),
+        std::string("GET /\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n"),
         std::string("\x00\x01\x02\xff", 4)}) {
     const std::string reply = RawRequest(raw);
     if (!reply.empty()) {
       EXPECT_EQ(reply.compare(0, 9, "HTTP/1.1 "), 0) << reply;
-      EXPECT_EQ(reply[9], '4') << reply.substr(0, 40);
+      EXPECT_EQ(reply[9], '4') << raw.substr(0, 60) << " -> " << reply.substr(0, 40);
     }
   }
   EXPECT_EQ(client_->Get("/healthz")->status, 200) << "still serving";

@@ -443,7 +443,8 @@ class PostgresSnapshot final : public ConsistentSnapshot {
 // A snapshot exported by a repeatable-read transaction of a plain SQL session.
 class SessionSnapshot final : public ConsistentSnapshot {
  public:
-  SessionSnapshot(ConnPtr holder, std::string id) : holder_(std::move(holder)), id_(std::move(id)) {}
+  SessionSnapshot(ConnPtr holder, std::string id)
+      : holder_(std::move(holder)), id_(std::move(id)) {}
   const std::string& id() const override { return id_; }
 
  private:
@@ -456,6 +457,11 @@ class SessionSnapshot final : public ConsistentSnapshot {
 Result<std::unique_ptr<ConsistentSnapshot>> PostgresCdcSource::ExportSnapshot() {
   ASSIGN_OR_RETURN(ConnPtr conn,
                    Connect(config_.connection_url, config_.tls, ConnectionKind::kSql));
+  // Idle in its transaction for as long as the reads need it: a server-wide timeout must not
+  // end it (the parts still to read would find no snapshot).
+  RETURN_IF_ERROR(Exec(conn.get(), "SET idle_in_transaction_session_timeout = 0",
+                       "configuring the snapshot session", PGRES_COMMAND_OK)
+                      .status());
   RETURN_IF_ERROR(Exec(conn.get(), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
                        "starting the snapshot transaction", PGRES_COMMAND_OK)
                       .status());
