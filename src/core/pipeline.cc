@@ -352,6 +352,7 @@ Result<PipelineStats> Pipeline::Run() {
         break;
       }
       size_t bytes = page.ApproxBytes();
+      if (options_.observer != nullptr) options_.observer->Queued(bytes);
       Item item{Item::Kind::kPage, std::move(page), {}};
       auto pushed = queue.PushFor(item, bytes, kKeepAliveEvery);
       while (pushed == BoundedQueue<Item>::PushResult::kTimedOut) {

@@ -21,6 +21,9 @@ class PipelineObserver {
   virtual void Opened() = 0;
   virtual void Closed() = 0;
   virtual void Received(const Page& page) = 0;
+  // The received page, past the transforms, enters the write queue taking `bytes`
+  // (Page::ApproxBytes, which the queue's budget computes anyway).
+  virtual void Queued(size_t bytes) = 0;
   virtual void Written(const Page& page, std::chrono::nanoseconds took) = 0;
   virtual void Flushed(const Page& page, std::chrono::nanoseconds took) = 0;
   virtual void Persisted(const Page& page, std::chrono::nanoseconds took) = 0;

@@ -161,11 +161,9 @@ class Source {
   // return (the planner's estimate), and how far the source's log is ahead of `position` in
   // bytes. nullopt when unknown or unreachable.
   virtual std::optional<int64_t> EstimateRows() const { return std::nullopt; }
-  // One answer per position, read at one moment (one query for them all).
-  virtual std::vector<std::optional<int64_t>> BytesBehind(
-      const std::vector<Bookmark>& positions) const {
-    return std::vector<std::optional<int64_t>>(positions.size());
-  }
+  // One answer per position, from one read of the log (ReadLogStatus): how far its head is
+  // past each (BytesBetween); nullopt where unknown.
+  std::vector<std::optional<int64_t>> BytesBehind(const std::vector<Bookmark>& positions) const;
 
   // Best effort, with its own connection, for metrics: the log's state now.
   virtual LogStatus ReadLogStatus() const { return {}; }

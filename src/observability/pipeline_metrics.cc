@@ -26,6 +26,9 @@ PipelineMetrics::PipelineMetrics(Registry& registry, const Source& source, Label
                             "1 while the pipeline runs (its source and sink open), else 0",
                             labels_)),
       pages_(registry.GetCounter("faucet_pages_total", "Pages written to the sink", labels_)),
+      bytes_(registry.GetCounter("faucet_queued_bytes_total",
+                                 "Bytes in memory of the pages received, past the transforms",
+                                 labels_)),
       checkpoints_(registry.GetCounter("faucet_checkpoints_total",
                                        "Positions persisted to the state store after a flush",
                                        labels_)),
@@ -42,10 +45,6 @@ PipelineMetrics::PipelineMetrics(Registry& registry, const Source& source, Label
     changes_[op] = &registry.GetCounter("faucet_changes_total",
                                         "Changes received from the source, by operation",
                                         With(labels_, "op", kOpNames[op]));
-    bytes_[op] = &registry.GetCounter("faucet_change_bytes_total",
-                                      "Bytes of changes received from the source (in memory), "
-                                      "by operation",
-                                      With(labels_, "op", kOpNames[op]));
   }
   for (Stage stage : {kWritten, kFlushed, kPersisted}) {
     lag_seconds_[stage] = &registry.GetGauge(
@@ -94,17 +93,12 @@ int64_t PipelineMetrics::OldestNotAt(Stage stage) const {
 
 void PipelineMetrics::Received(const Page& page) {
   uint64_t changes[5] = {};
-  uint64_t bytes[5] = {};
   for (const Change& c : page.changes) {
     const auto op = static_cast<size_t>(c.op);
-    if (op >= 5) continue;
-    ++changes[op];
-    bytes[op] += c.ApproxBytes();
+    if (op < 5) ++changes[op];
   }
   for (size_t op = 0; op < 5; ++op) {
-    if (changes[op] == 0) continue;
-    changes_[op]->Add(changes[op]);
-    bytes_[op]->Add(bytes[op]);
+    if (changes[op] > 0) changes_[op]->Add(changes[op]);
   }
   MutexLock lock(mu_);
   Reached(kReceived, page);

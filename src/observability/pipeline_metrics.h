@@ -1,6 +1,7 @@
 // PipelineMetrics: the metrics of one pipeline, or of one table of a multi-table mirror
 // (labels {pipeline} or {pipeline, table}), as a PipelineObserver:
-//   faucet_changes_total{op}, faucet_change_bytes_total{op}   received from the source
+//   faucet_changes_total{op}        changes received from the source
+//   faucet_queued_bytes_total       their pages' size in memory, past the transforms
 //   faucet_pages_total, faucet_checkpoints_total, faucet_dlq_rows_total
 //   faucet_sink_write_seconds, faucet_sink_flush_seconds, faucet_state_put_seconds (histograms)
 // and the lag ladder, set by Refresh from the source's log read at one moment:
@@ -38,6 +39,7 @@ class PipelineMetrics final : public PipelineObserver {
   void Opened() override;
   void Closed() override { up_.Set(0); }
   void Received(const Page& page) override;
+  void Queued(size_t bytes) override { bytes_.Add(bytes); }
   void Written(const Page& page, std::chrono::nanoseconds took) override;
   void Flushed(const Page& page, std::chrono::nanoseconds took) override;
   void Persisted(const Page& page, std::chrono::nanoseconds took) override;
@@ -66,13 +68,13 @@ class PipelineMetrics final : public PipelineObserver {
   const Labels labels_;
   Gauge& up_;
   Counter& pages_;
+  Counter& bytes_;
   Counter& checkpoints_;
   Counter& dlq_rows_;
   Histogram& write_seconds_;
   Histogram& flush_seconds_;
   Histogram& put_seconds_;
-  Counter* changes_[5];  // by ChangeOp
-  Counter* bytes_[5];
+  Counter* changes_[5];               // by ChangeOp
   Gauge* lag_bytes_[kStages] = {};    // created once known
   Gauge* lag_seconds_[kStages] = {};  // written, flushed, persisted only
 

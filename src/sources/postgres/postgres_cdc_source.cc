@@ -650,25 +650,6 @@ Result<std::map<std::string, std::string>> PostgresCdcSource::TablesNotStreamed(
   return reasons;
 }
 
-std::vector<std::optional<int64_t>> PostgresCdcSource::BytesBehind(
-    const std::vector<Bookmark>& positions) const {
-  std::vector<std::optional<int64_t>> out(positions.size());
-  if (positions.empty()) return out;
-  Result<ConnPtr> conn = Connect(config_.connection_url, config_.tls, ConnectionKind::kSql);
-  if (!conn.ok()) return out;
-  Result<ResultPtr> r = Exec(conn->get(), "SELECT pg_current_wal_lsn()", "reading WAL end");
-  if (!r.ok()) return out;
-  std::optional<std::string> text = Value(r->get(), 0, 0);
-  Result<Lsn> end = text ? Lsn::Parse(*text) : Result<Lsn>(Internal("no WAL end"));
-  if (!end.ok()) return out;
-  for (size_t i = 0; i < positions.size(); ++i) {
-    Result<Lsn> lsn = ParseBookmark(positions[i]);
-    if (!lsn.ok()) continue;
-    out[i] = end->value() > lsn->value() ? static_cast<int64_t>(end->value() - lsn->value()) : 0;
-  }
-  return out;
-}
-
 LogStatus PostgresCdcSource::ReadLogStatus() const {
   LogStatus out;
   Result<ConnPtr> conn = Connect(config_.connection_url, config_.tls, ConnectionKind::kSql);

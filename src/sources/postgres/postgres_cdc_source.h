@@ -107,9 +107,6 @@ class PostgresCdcSource final : public Source {
   // query StatementError (URLs redacted).
   Result<std::map<std::string, std::string>> TablesNotStreamed(
       const std::vector<std::string>& tables) const override;
-  // pg_current_wal_lsn() minus the bookmark's LSN.
-  std::vector<std::optional<int64_t>> BytesBehind(
-      const std::vector<Bookmark>& positions) const override;
   // head: pg_current_wal_lsn(); from the slot (when it exists): confirmed_flush_lsn, the WAL
   // from its restart_lsn to the head, and safe_wal_size.
   LogStatus ReadLogStatus() const override;
