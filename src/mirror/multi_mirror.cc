@@ -732,6 +732,7 @@ Status MultiMirror::FinishCycle() {
     RecordSuccess(marker_.tables[job->names[i]]);
     failed_this_run_.erase(job->names[i]);
   }
+  if (result.acknowledged) acknowledged_ = result.acknowledged;
   if (changes > 0 || result.acknowledged) {
     spdlog::info(
         "mirror {}: cycle ended, {} changes applied over {} tables, stream "
@@ -826,6 +827,14 @@ Status MultiMirror::Run() {
         ASSIGN_OR_RETURN(std::unique_ptr<Source> stream,
                          assembly::MakeSource(built_.doc.source, warnings));
         ASSIGN_OR_RETURN(Bookmark position, stream->CapturePosition());
+        // The slot may not show the finished cycle's last acknowledgement yet (the server
+        // applies it after the session closed): a join point before it would be behind the
+        // slot once it does, and the table could not resume.
+        if (acknowledged_) {
+          Result<Position> captured = stream->PositionOf(position);
+          Result<Position> acked = stream->PositionOf(*acknowledged_);
+          if (captured.ok() && acked.ok() && *captured < *acked) position = *acknowledged_;
+        }
         RETURN_IF_ERROR(StartSnapshots(position, due));
       }
     }

@@ -157,6 +157,7 @@ class MultiMirror {
   int64_t retry_cycle_at_ms_ GUARDED_BY(mu_) = 0;
   Status fatal_ GUARDED_BY(mu_);             // on_table_error: fail, from a cycle's thread
   Status last_source_error_;                 // of the last cycle's stream
+  std::optional<Bookmark> acknowledged_;     // the last position a cycle acknowledged
   std::map<std::string, int64_t> retry_at_;  // a failed snapshot's next try (ms)
   std::vector<std::unique_ptr<SnapshotJob>> snapshots_;
   std::unique_ptr<CycleJob> cycle_;
