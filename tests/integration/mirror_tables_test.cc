@@ -153,7 +153,8 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
                            << "  sink: "
                            << dest_->SinkYaml("unused",
                                               ", column_mapping: auto_map, "
-                                              "delete_marker: {field: __op, values: [d]}")
+                                              "delete_marker: {field: __op, values: [d]}" +
+                                                  sink_extra_)
                            << "\n"
                            << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
                            << "mirror:\n  mode: snapshot_then_cdc\n  continuous: "
@@ -384,6 +385,7 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
   TestDb src_;
   std::string schema_, dir_, config_;
   std::string snapshot_extra_;  // more mirror.snapshot entries (", shards: 4")
+  std::string sink_extra_;      // more sink config entries (", max_connections: 2")
   std::string per_table_;       // a mirror.per_table block ("  per_table: {...}\n")
   std::unique_ptr<SlotGuard> guard_;
   std::unique_ptr<testing::SqlDestination> dest_;
@@ -398,7 +400,23 @@ class MirrorTablesTest : public ::testing::TestWithParam<SqlDest> {
 // table equal to its source.
 TEST_P(MirrorTablesTest, MirrorsEveryTableOverOneStream) {
   Fill(300);
+  sink_extra_ = ", max_connections: 2";
   WriteConfig();
+  // The destination's sessions are one pool for all tables (Postgres shows them).
+  const bool sampled = GetParam() == SqlDest::kPostgres;
+  std::atomic<int> most_sessions{0};
+  std::jthread sampler([&](const std::stop_token& stop) {
+    if (!sampled) return;
+    TestDb dest(dest_->url());
+    while (!stop.stop_requested()) {
+      const int now = std::stoi(
+          dest.Scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                      " AND application_name = 'faucet' AND pid <> pg_backend_pid()")
+              .value_or("0"));
+      if (now > most_sessions) most_sessions = now;
+      std::this_thread::sleep_for(20ms);
+    }
+  });
   StartWriter();
   StartMirror();
   ASSERT_TRUE(WaitForPhase(Keyed(), "active")) << mirror_->Output();
@@ -422,6 +440,12 @@ TEST_P(MirrorTablesTest, MirrorsEveryTableOverOneStream) {
   EXPECT_EQ(src_.Scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE '" +
                         schema_ + "%'"),
             "1");
+  sampler.request_stop();
+  sampler.join();
+  if (sampled) {
+    EXPECT_GE(most_sessions, 1);
+    EXPECT_LE(most_sessions, 2) << "20 tables, max_connections: 2\n" << mirror_->Output();
+  }
 
   testing::ProcessResult text = Status(false);
   EXPECT_EQ(text.exit_code, 0) << text.output;

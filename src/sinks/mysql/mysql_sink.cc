@@ -16,6 +16,7 @@
 #include "core/json_render.h"
 #include "core/redact.h"
 #include "core/text.h"
+#include "sinks/sql/session_pool.h"
 #include "sinks/sql/table_sink.h"
 
 namespace faucet {
@@ -307,24 +308,69 @@ std::string ColumnOf(const std::string& message) {
   return column;
 }
 
+// A destination session: its connection, whether it failed, whether a transaction is open.
+struct MysqlSession {
+  ~MysqlSession() { mysql_close(conn); }
+  // Connected and outside any transaction: a sink that failed mid-page leaves its session to
+  // be closed, never handed to the next.
+  bool Reusable() const { return !broken && !in_transaction; }
+
+  MYSQL* conn = nullptr;
+  bool broken = false;
+  bool in_transaction = false;
+};
+using MysqlPool = sql::SessionPool<MysqlSession>;
+
+Result<std::unique_ptr<MysqlSession>> OpenSession(const std::string& url, const MysqlUrl& parts) {
+  auto session = std::make_unique<MysqlSession>();
+  session->conn = mysql_init(nullptr);
+  MYSQL* conn = session->conn;
+  if (conn == nullptr) return Internal("mysql sink: out of memory");
+  unsigned int timeout = 10;
+  mysql_options(conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  mysql_options(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  if (mysql_real_connect(conn, parts.host.c_str(), parts.user.c_str(), parts.password.c_str(),
+                         parts.database.c_str(), parts.port, nullptr, 0) == nullptr) {
+    return Unavailable(Redact("mysql sink " + url + ": cannot connect: " + mysql_error(conn)));
+  }
+  // Strict mode: a value the column cannot hold is an error, never silently truncated or
+  // zeroed. NO_AUTO_VALUE_ON_ZERO: a mirrored id 0 stays 0. The session is in UTC, the zone
+  // timestamptz values are converted to.
+  const std::string set =
+      "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO',"
+      " time_zone = '+00:00'";
+  if (mysql_real_query(conn, set.data(), set.size()) != 0) {
+    return Unavailable(
+        Redact("mysql sink " + url + ": cannot set the session: " + mysql_error(conn)));
+  }
+  return session;
+}
+
 class MysqlSink : public sql::TableSink {
  public:
-  MysqlSink(sql::WriteSpec spec, std::string url, MysqlUrl parts, std::string table)
+  MysqlSink(sql::WriteSpec spec, std::shared_ptr<MysqlPool> pool, MysqlUrl parts, std::string table)
       : TableSink(std::move(spec)),
-        url_(std::move(url)),
+        pool_(std::move(pool)),
         parts_(std::move(parts)),
         table_(std::move(table)),
         write_table_(Quote(table_)) {}
 
-  ~MysqlSink() override {
-    if (conn_ != nullptr) mysql_close(conn_);
+ protected:
+  Status Hold() override {
+    if (session_) return Status::Ok();
+    ASSIGN_OR_RETURN(session_, pool_->Acquire());
+    conn_ = session_->conn;
+    return Status::Ok();
   }
 
-  // The pipeline asks before Open (to re-anchor the source): this connects on its own.
-  Result<std::optional<std::string>> CommittedToken(const std::string& scope) override {
-    RETURN_IF_ERROR(EnsureConnected());
+  void Release() override {
+    conn_ = nullptr;
+    session_.Reset();
+  }
+
+  Result<std::optional<std::string>> ReadToken(const std::string& scope) override {
     std::string sql = "SELECT token FROM _faucet_commit_token WHERE scope = ";
-    AppendString(sql::ScopeKey(scope, kScopeChars), sql);
+    AppendString(scope, sql);
     if (mysql_real_query(conn_, sql.data(), sql.size()) != 0) {
       if (mysql_errno(conn_) == ER_NO_SUCH_TABLE) return std::optional<std::string>();
       return Error("cannot read the commit token");
@@ -339,9 +385,7 @@ class MysqlSink : public sql::TableSink {
     return token;
   }
 
- protected:
   Status OpenTable() override {
-    RETURN_IF_ERROR(Connect());
     sql::TargetTable target;
     RETURN_IF_ERROR(ReadTarget(target));
     RETURN_IF_ERROR(SetTarget(std::move(target)));
@@ -350,12 +394,19 @@ class MysqlSink : public sql::TableSink {
   }
 
   Status Begin() override {
-    RETURN_IF_ERROR(EnsureConnected());
-    return Query("START TRANSACTION", "cannot begin a transaction");
+    RETURN_IF_ERROR(Query("START TRANSACTION", "cannot begin a transaction"));
+    session_->in_transaction = true;
+    return Status::Ok();
   }
-  Status Commit() override { return Query("COMMIT", "cannot commit"); }
+  Status Commit() override {
+    RETURN_IF_ERROR(Query("COMMIT", "cannot commit"));
+    session_->in_transaction = false;
+    return Status::Ok();
+  }
   void Rollback() override {
-    if (conn_ != nullptr && !broken_) mysql_real_query(conn_, "ROLLBACK", 8);
+    if (!session_->broken && mysql_real_query(conn_, "ROLLBACK", 8) == 0) {
+      session_->in_transaction = false;
+    }
   }
 
   // The range's deletes as DELETE ... WHERE key IN (...), then per column group one
@@ -368,7 +419,7 @@ class MysqlSink : public sql::TableSink {
     RangeResult result = ApplyStatements(plan, begin, end);
     if (!result.status.ok()) {
       // Best effort: should the rollback fail, the next statement fails and ends the page.
-      if (!broken_) (void)Query("ROLLBACK TO SAVEPOINT faucet_range", "");
+      if (!session_->broken) (void)Query("ROLLBACK TO SAVEPOINT faucet_range", "");
       return result;
     }
     if (Status st = Query("RELEASE SAVEPOINT faucet_range", "table " + target().display_name);
@@ -379,7 +430,6 @@ class MysqlSink : public sql::TableSink {
   }
 
   Status EnsureTokenTable() override {
-    RETURN_IF_ERROR(EnsureConnected());
     // A binary collation: state keys are case-sensitive.
     return Query(
         "CREATE TABLE IF NOT EXISTS _faucet_commit_token (scope VARCHAR(255) NOT NULL PRIMARY "
@@ -410,7 +460,6 @@ class MysqlSink : public sql::TableSink {
   // ADD COLUMN racing another writer of the table (a snapshot's shards) is fine: the column is
   // there either way.
   Status AlterTarget(const std::vector<sql::SchemaChange>& changes) override {
-    RETURN_IF_ERROR(EnsureConnected());
     std::string actions;
     for (const sql::SchemaChange& c : changes) {
       const int t = target().Find(c.column);
@@ -452,7 +501,6 @@ class MysqlSink : public sql::TableSink {
                              "write_mode overwrite (" + table_ + kOverwriteSuffix +
                              " exceeds 64 characters)");
     }
-    RETURN_IF_ERROR(EnsureConnected());
     std::string fresh = Quote(table_ + kOverwriteSuffix);
     RETURN_IF_ERROR(Query("DROP TABLE IF EXISTS " + fresh, "cannot create the overwrite table"));
     RETURN_IF_ERROR(Query("CREATE TABLE " + fresh + " LIKE " + Quote(table_),
@@ -463,7 +511,6 @@ class MysqlSink : public sql::TableSink {
 
   // RENAME TABLE of several tables is atomic: readers see the old table or the new one.
   Status SwapOverwriteTable() override {
-    RETURN_IF_ERROR(EnsureConnected());
     std::string old_table = Quote(table_ + kOldSuffix);
     RETURN_IF_ERROR(Query("DROP TABLE IF EXISTS " + old_table, "cannot swap"));
     RETURN_IF_ERROR(Query("RENAME TABLE " + Quote(table_) + " TO " + old_table + ", " +
@@ -476,42 +523,10 @@ class MysqlSink : public sql::TableSink {
   Status DropOverwriteTable() override {
     std::string fresh = write_table_;
     write_table_ = Quote(table_);
-    RETURN_IF_ERROR(EnsureConnected());
     return Query("DROP TABLE IF EXISTS " + fresh, "cannot drop the overwrite table");
   }
 
  private:
-  std::string Describe() const { return "mysql sink " + Redact(url_) + " " + Quote(table_); }
-
-  Status Connect() {
-    if (conn_ != nullptr) mysql_close(conn_);
-    conn_ = mysql_init(nullptr);
-    if (conn_ == nullptr) return Internal("mysql sink: out of memory");
-    unsigned int timeout = 10;
-    mysql_options(conn_, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-    mysql_options(conn_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    if (mysql_real_connect(conn_, parts_.host.c_str(), parts_.user.c_str(), parts_.password.c_str(),
-                           parts_.database.c_str(), parts_.port, nullptr, 0) == nullptr) {
-      std::string why = mysql_error(conn_);
-      mysql_close(conn_);
-      conn_ = nullptr;
-      return Unavailable(Redact(Describe() + ": cannot connect: " + why));
-    }
-    broken_ = false;
-    // Strict mode: a value the column cannot hold is an error, never silently truncated or
-    // zeroed. NO_AUTO_VALUE_ON_ZERO: a mirrored id 0 stays 0. The session is in UTC, the zone
-    // timestamptz values are converted to.
-    return Query(
-        "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO',"
-        " time_zone = '+00:00'",
-        "cannot set the session");
-  }
-
-  Status EnsureConnected() {
-    if (conn_ != nullptr && !broken_) return Status::Ok();
-    return Connect();
-  }
-
   // With innodb_flush_log_at_trx_commit != 1 a commit is not on disk when COMMIT returns:
   // Flush's promise then holds against a process crash but not an OS crash.
   void WarnIfNotDurable() {
@@ -524,7 +539,7 @@ class MysqlSink : public sql::TableSink {
       spdlog::warn(
           "{}: the server has innodb_flush_log_at_trx_commit={}, so a committed page "
           "may be lost in an OS crash; set it to 1 for durable writes",
-          Describe(), row[0]);
+          "mysql sink table " + target().display_name, row[0]);
     }
     mysql_free_result(res);
   }
@@ -534,7 +549,7 @@ class MysqlSink : public sql::TableSink {
     std::string message = mysql_error(conn_);
     StatusCode code = CodeFor(err);
     if (err >= CR_MIN_ERROR && err <= CR_MAX_ERROR) code = StatusCode::kUnavailable;
-    if (code == StatusCode::kUnavailable) broken_ = true;
+    if (code == StatusCode::kUnavailable) session_->broken = true;
     if (code == StatusCode::kInvalidArgument) return InvalidArgument(message);
     return Status(code, Redact(what + ": " + message));
   }
@@ -730,12 +745,12 @@ class MysqlSink : public sql::TableSink {
     return result;
   }
 
-  const std::string url_;
+  const std::shared_ptr<MysqlPool> pool_;
+  MysqlPool::Lease session_;  // held from Hold to Release
+  MYSQL* conn_ = nullptr;     // the held session's connection
   const MysqlUrl parts_;
   const std::string table_;
-  std::string write_table_;  // the quoted table, or the overwrite table while one is open
-  MYSQL* conn_ = nullptr;
-  bool broken_ = false;            // the connection failed: reconnect before the next page
+  std::string write_table_;        // the quoted table, or the overwrite table while one is open
   std::vector<Literal> literals_;  // per target column
   // What MODIFY COLUMN must restate, per target column.
   struct Definition {
@@ -814,11 +829,13 @@ Result<std::unique_ptr<Sink>> MakeMysqlSink(const config::Block& cfg) {
   ASSIGN_OR_RETURN(std::string table, cfg.RequiredString("table_name"));
   if (table.empty()) return cfg.Error("table_name", "must not be empty");
   ASSIGN_OR_RETURN(sql::WriteSpec spec, sql::ParseWriteSpec(cfg, {{"json"}, false}));
-  // Accepted for compatibility: one connection writes each page in one transaction.
+  // The sessions every sink writing to this database shares (the first sink's size counts).
   ASSIGN_OR_RETURN(int64_t max_connections, cfg.Int("max_connections", 5, 1, 1000));
-  (void)max_connections;
+  std::shared_ptr<MysqlPool> pool =
+      MysqlPool::Shared(url, static_cast<size_t>(max_connections),
+                        [url, parts = *parts] { return OpenSession(url, parts); });
   return std::unique_ptr<Sink>(
-      new MysqlSink(std::move(spec), std::move(url), *std::move(parts), std::move(table)));
+      new MysqlSink(std::move(spec), std::move(pool), *std::move(parts), std::move(table)));
 }
 
 }  // namespace faucet

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
 
 #include "clients/postgres/connection.h"
 #include "core/redact.h"
 #include "core/text.h"
+#include "sinks/sql/session_pool.h"
 #include "sinks/sql/table_sink.h"
 
 namespace faucet {
@@ -26,9 +28,10 @@ struct ResultDeleter {
 };
 using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
 
-// The staging table of keyed writes: pg_temp, so it is private to the session and never
-// collides with a user table of that name.
-constexpr char kStage[] = "pg_temp._faucet_stage";
+// The staging tables of keyed writes, "pg_temp._faucet_stage_<hash of the column types>":
+// pg_temp, so private to the session and never colliding with a user table; named by the
+// types, so the tables of one shape share one in each session they use.
+constexpr char kStagePrefix[] = "pg_temp._faucet_stage_";
 constexpr char kOverwriteSuffix[] = "__faucet_new";
 constexpr char kOldSuffix[] = "__faucet_old";
 constexpr size_t kMaxIdentifierBytes = 63;  // NAMEDATALEN - 1: longer names are truncated
@@ -289,50 +292,74 @@ void ParseCopyContext(const PGresult* res, RangeResult& out) {
 // Server notices ("table ... does not exist, skipping") are not errors: debug log, not stderr.
 void LogNotice(void*, const char* message) { spdlog::debug("postgres sink: {}", OneLine(message)); }
 
+// A destination session: its connection and the staging tables created in it.
+struct PgSession {
+  postgres::ConnPtr conn;
+  std::set<std::string> stages;
+  // Connected, and outside any transaction: a sink that failed mid-page leaves its session to
+  // be closed, never handed to the next.
+  bool Reusable() const {
+    return PQstatus(conn.get()) == CONNECTION_OK && PQtransactionStatus(conn.get()) == PQTRANS_IDLE;
+  }
+};
+using PgPool = sql::SessionPool<PgSession>;
+
+Result<std::unique_ptr<PgSession>> OpenSession(const std::string& url) {
+  Result<postgres::ConnPtr> conn =
+      postgres::Connect(url, PostgresTls{}, postgres::ConnectionKind::kSql);
+  if (!conn.ok()) return conn.status().WithContext(Redact("postgres sink " + url));
+  auto session = std::make_unique<PgSession>();
+  session->conn = std::move(*conn);
+  PQsetNoticeProcessor(session->conn.get(), LogNotice, nullptr);
+  // "Durable when Write returns" needs the commit record flushed: a server or database
+  // configured with synchronous_commit=off is overridden for this session.
+  RETURN_IF_ERROR(postgres::Exec(session->conn.get(),
+                                 "SELECT set_config('synchronous_commit', 'local', false)"
+                                 " WHERE current_setting('synchronous_commit') = 'off'",
+                                 Redact("postgres sink " + url) + ": cannot set synchronous_commit")
+                      .status());
+  return session;
+}
+
 class PostgresSink : public sql::TableSink {
  public:
-  PostgresSink(sql::WriteSpec spec, std::string url, std::string schema, std::string table)
+  PostgresSink(sql::WriteSpec spec, std::shared_ptr<PgPool> pool, std::string schema,
+               std::string table)
       : TableSink(std::move(spec)),
-        url_(std::move(url)),
+        pool_(std::move(pool)),
         schema_(std::move(schema)),
         table_(std::move(table)),
         qualified_(Quote(schema_) + "." + Quote(table_)),
         write_table_(qualified_) {}
 
-  ~PostgresSink() override {
-    if (conn_ != nullptr) PQfinish(conn_);
-  }
-
-  // The pipeline asks before Open (to re-anchor the source): this connects on its own.
-  Result<std::optional<std::string>> CommittedToken(const std::string& scope) override {
-    RETURN_IF_ERROR(EnsureConnected());
-    ASSIGN_OR_RETURN(PgResult exists, Exec("SELECT to_regclass('_faucet_commit_token') IS NOT NULL",
-                                           "cannot read the commit token"));
-    if (std::strcmp(PQgetvalue(exists.get(), 0, 0), "t") != 0) return std::optional<std::string>();
-    ASSIGN_OR_RETURN(PgResult res,
-                     ExecParams("SELECT token FROM _faucet_commit_token WHERE scope = $1", {scope},
-                                "cannot read the commit token"));
-    if (PQntuples(res.get()) == 0) return std::optional<std::string>();
-    return std::optional<std::string>(PQgetvalue(res.get(), 0, 0));
-  }
-
  protected:
+  Status Hold() override {
+    if (!session_) {
+      ASSIGN_OR_RETURN(session_, pool_->Acquire());
+      conn_ = session_->conn.get();
+    }
+    return EnsureStage();
+  }
+
+  void Release() override {
+    begin_pending_ = false;
+    conn_ = nullptr;
+    session_.Reset();
+  }
+
   Status OpenTable() override {
-    RETURN_IF_ERROR(Connect());
     sql::TargetTable target;
     RETURN_IF_ERROR(ReadTarget(target));
     RETURN_IF_ERROR(SetTarget(std::move(target)));
-    return PrepareSession();
+    return EnsureStage();
   }
 
   // BEGIN goes out in front of the page's first statement (TakeBegin), not in a round trip of
   // its own: a page costs BEGIN+SAVEPOINT+COPY, the rows, COMMIT.
   Status Begin() override {
-    RETURN_IF_ERROR(EnsureConnected());
     begin_pending_ = true;
     return Status::Ok();
   }
-
   Status Commit() override {
     if (begin_pending_) {  // nothing was sent: nothing to commit
       begin_pending_ = false;
@@ -368,7 +395,6 @@ class PostgresSink : public sql::TableSink {
   }
 
   Status EnsureTokenTable() override {
-    RETURN_IF_ERROR(EnsureConnected());
     const char* ddl =
         "CREATE TABLE IF NOT EXISTS _faucet_commit_token (scope TEXT PRIMARY KEY,"
         " token TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())";
@@ -392,7 +418,6 @@ class PostgresSink : public sql::TableSink {
   std::string TypeFor(const Column& source) const override { return PostgresType(source); }
 
   Status AlterTarget(const std::vector<sql::SchemaChange>& changes) override {
-    RETURN_IF_ERROR(EnsureConnected());
     std::string ddl = "ALTER TABLE " + write_table_ + " ";
     for (size_t i = 0; i < changes.size(); ++i) {
       const sql::SchemaChange& c = changes[i];
@@ -414,16 +439,11 @@ class PostgresSink : public sql::TableSink {
     sql::TargetTable target;
     RETURN_IF_ERROR(ReadTarget(target));
     RETURN_IF_ERROR(SetTarget(std::move(target)));
-    // The staging table takes the target's column types.
-    RETURN_IF_ERROR(
-        Exec(std::string("DROP TABLE IF EXISTS ") + kStage, "cannot drop the staging table")
-            .status());
-    return PrepareSession();
+    return EnsureStage();  // the new types have a staging table of their own
   }
 
   Status CreateOverwriteTable() override {
     RETURN_IF_ERROR(CheckOverwriteName());
-    RETURN_IF_ERROR(EnsureConnected());
     std::string fresh = Quote(schema_) + "." + Quote(table_ + kOverwriteSuffix);
     RETURN_IF_ERROR(Exec("DROP TABLE IF EXISTS " + fresh + "; CREATE TABLE " + fresh + " (LIKE " +
                              qualified_ + " INCLUDING ALL)",
@@ -434,7 +454,6 @@ class PostgresSink : public sql::TableSink {
   }
 
   Status SwapOverwriteTable() override {
-    RETURN_IF_ERROR(EnsureConnected());
     std::string s = Quote(schema_) + ".";
     std::string old_name = table_ + kOldSuffix;
     // One transaction: readers see the old table or the new one, never neither.
@@ -454,8 +473,18 @@ class PostgresSink : public sql::TableSink {
   Status DropOverwriteTable() override {
     std::string fresh = write_table_;
     write_table_ = qualified_;
-    RETURN_IF_ERROR(EnsureConnected());
     return Exec("DROP TABLE IF EXISTS " + fresh, "cannot drop the overwrite table").status();
+  }
+
+  Result<std::optional<std::string>> ReadToken(const std::string& scope) override {
+    ASSIGN_OR_RETURN(PgResult exists, Exec("SELECT to_regclass('_faucet_commit_token') IS NOT NULL",
+                                           "cannot read the commit token"));
+    if (std::strcmp(PQgetvalue(exists.get(), 0, 0), "t") != 0) return std::optional<std::string>();
+    ASSIGN_OR_RETURN(PgResult res,
+                     ExecParams("SELECT token FROM _faucet_commit_token WHERE scope = $1", {scope},
+                                "cannot read the commit token"));
+    if (PQntuples(res.get()) == 0) return std::optional<std::string>();
+    return std::optional<std::string>(PQgetvalue(res.get(), 0, 0));
   }
 
  private:
@@ -468,43 +497,23 @@ class PostgresSink : public sql::TableSink {
     return Status::Ok();
   }
 
-  std::string Describe() const { return "postgres sink " + Redact(url_) + " " + qualified_; }
-
-  Status Connect() {
-    if (conn_ != nullptr) PQfinish(conn_);
-    conn_ = nullptr;
-    Result<postgres::ConnPtr> conn =
-        postgres::Connect(url_, PostgresTls{}, postgres::ConnectionKind::kSql);
-    if (!conn.ok()) return conn.status().WithContext(Redact(Describe()));
-    conn_ = conn->release();
-    PQsetNoticeProcessor(conn_, LogNotice, nullptr);
-    return Status::Ok();
-  }
-
-  // A connection lost between pages is reopened, with its session state.
-  Status EnsureConnected() {
-    if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
-    RETURN_IF_ERROR(Connect());
-    return PrepareSession();
-  }
-
-  Status PrepareSession() {
-    // "Durable when Write returns" needs the commit record flushed: a server or database
-    // configured with synchronous_commit=off is overridden for this session.
-    RETURN_IF_ERROR(Exec("SELECT set_config('synchronous_commit', 'local', false)"
-                         " WHERE current_setting('synchronous_commit') = 'off'",
-                         "cannot set synchronous_commit")
-                        .status());
-    if (!has_target() || !plan().keyed()) return Status::Ok();
+  // Creates this table's staging table in the held session unless it is there: outside a
+  // page's transaction, so that no rollback can take it away unseen.
+  Status EnsureStage() {
+    if (!has_target() || !plan().keyed() || session_->stages.count(stage_) > 0) {
+      return Status::Ok();
+    }
     // Staging takes the target's types (a domain's base type, so that a NOT NULL domain does
     // not refuse the placeholder of a column the row does not write) and checks every value
     // at COPY, where an error names the line, hence the row.
-    std::string ddl = "CREATE TEMP TABLE _faucet_stage (pos int4, grp int4";
+    std::string ddl = "CREATE TEMP TABLE IF NOT EXISTS " + stage_ + " (pos int4, grp int4";
     for (size_t c = 0; c < stage_types_.size(); ++c) {
       ddl += ", c" + std::to_string(c) + " " + stage_types_[c];
     }
     ddl += ") ON COMMIT DELETE ROWS";
-    return Exec(ddl, "cannot create the staging table").status();
+    RETURN_IF_ERROR(Exec(ddl, "cannot create the staging table").status());
+    session_->stages.insert(stage_);
+    return Status::Ok();
   }
 
   Status ReadTarget(sql::TargetTable& table) {
@@ -543,6 +552,9 @@ class PostgresSink : public sql::TableSink {
       // modifier the explicit way (truncating); such tables take the staged path.
       if (std::strcmp(PQgetvalue(cols.get(), i, 5), "t") == 0) unnest_ok_ = false;
     }
+    std::string shape;
+    for (const std::string& type : stage_types_) shape += type + ",";
+    stage_ = kStagePrefix + sql::Fnv1aHex(shape);
     // ON CONFLICT can name a unique index only if it is immediate, total and on plain columns.
     ASSIGN_OR_RETURN(
         PgResult keys,
@@ -818,8 +830,8 @@ class PostgresSink : public sql::TableSink {
   // deletes and one INSERT ... ON CONFLICT per column group, all in one round trip.
   RangeResult ApplyStaged(const WritePlan& plan, size_t begin, size_t end) {
     const size_t width = target().columns.size();
-    RangeResult copied = Copy(std::string("SAVEPOINT faucet_range; COPY ") + kStage + " FROM STDIN",
-                              end - begin, [&](size_t i, std::string& out) {
+    RangeResult copied = Copy("SAVEPOINT faucet_range; COPY " + stage_ + " FROM STDIN", end - begin,
+                              [&](size_t i, std::string& out) {
                                 size_t r = begin + i;
                                 AppendNumber(static_cast<int64_t>(r), out);
                                 out += '\t';
@@ -853,7 +865,7 @@ class PostgresSink : public sql::TableSink {
     const std::vector<int>& key = plan.key();
     sql_.clear();
     if (begin < plan.deletes()) {
-      sql_ += "DELETE FROM " + write_table_ + " AS t USING " + kStage + " AS s WHERE s.grp = -1" +
+      sql_ += "DELETE FROM " + write_table_ + " AS t USING " + stage_ + " AS s WHERE s.grp = -1" +
               filter;
       for (int k : key) {
         sql_ += " AND t." + Quote(target().columns[k].name) + " = s.c" + std::to_string(k);
@@ -877,7 +889,7 @@ class PostgresSink : public sql::TableSink {
         }
       }
       sql_ += "INSERT INTO " + write_table_ + " (" + columns + ") OVERRIDING SYSTEM VALUE SELECT " +
-              values + " FROM " + kStage + " AS s WHERE s.grp = " + std::to_string(g) + filter +
+              values + " FROM " + stage_ + " AS s WHERE s.grp = " + std::to_string(g) + filter +
               " ON CONFLICT (" + conflict + ") " +
               (updates.empty() ? "DO NOTHING" : "DO UPDATE SET " + updates) + ";";
     }
@@ -1024,13 +1036,15 @@ class PostgresSink : public sql::TableSink {
     return InvalidArgument(where + ": " + ended.status.message());
   }
 
-  const std::string url_;
+  const std::shared_ptr<PgPool> pool_;
+  PgPool::Lease session_;   // held from Hold to Release
+  PGconn* conn_ = nullptr;  // the held session's connection
   const std::string schema_;
   const std::string table_;
-  const std::string qualified_;  // "schema"."table"
-  std::string write_table_;      // qualified_, or the overwrite table while one is open
-  PGconn* conn_ = nullptr;
+  const std::string qualified_;           // "schema"."table"
+  std::string write_table_;               // qualified_, or the overwrite table while one is open
   std::vector<std::string> stage_types_;  // per target column
+  std::string stage_;                     // the staging table of these types
   std::vector<std::string> cast_types_;   // per target column: its (base) type, unconstrained
   bool unnest_ok_ = true;                 // the whole-page path may run (see CanUnnest)
   // Reused across pages.
@@ -1057,12 +1071,15 @@ Result<std::unique_ptr<Sink>> MakePostgresSink(const config::Block& cfg) {
   if (table.empty()) return cfg.Error("table_name", "must not be empty");
   ASSIGN_OR_RETURN(std::string schema, cfg.String("schema", "public"));
   ASSIGN_OR_RETURN(sql::WriteSpec spec, sql::ParseWriteSpec(cfg, {{"jsonb"}, false}));
-  // Accepted for compatibility: one connection writes each page with COPY whatever they say.
+  // The sessions every sink writing to this database shares (the first sink's size counts).
   ASSIGN_OR_RETURN(int64_t max_connections, cfg.Int("max_connections", 5, 1, 1000));
+  std::shared_ptr<PgPool> pool =
+      PgPool::Shared(url, static_cast<size_t>(max_connections), [url] { return OpenSession(url); });
+  // Accepted for compatibility: each page is written with COPY whatever it says.
   ASSIGN_OR_RETURN(std::string method, cfg.Enum("write_method", "insert", {"insert", "copy"}));
-  (void)max_connections, (void)method;
+  (void)method;
   return std::unique_ptr<Sink>(
-      new PostgresSink(std::move(spec), std::move(url), std::move(schema), std::move(table)));
+      new PostgresSink(std::move(spec), std::move(pool), std::move(schema), std::move(table)));
 }
 
 }  // namespace faucet

@@ -96,20 +96,40 @@ SinkCapabilities TableSink::Capabilities() const {
   return c;
 }
 
+template <typename Call>
+Status TableSink::Holding(Call call) {
+  Status status = Hold();  // given back on failure too: it may be a broken session
+  if (status.ok()) status = call();
+  if (bulk_ != Bulk::kOpen) Release();
+  return status;
+}
+
+Result<std::optional<std::string>> TableSink::CommittedToken(const std::string& scope) {
+  std::optional<std::string> token;
+  RETURN_IF_ERROR(Holding([&]() -> Status {
+    ASSIGN_OR_RETURN(token, ReadToken(ScopeKey(scope, ScopeWidth())));
+    return Status::Ok();
+  }));
+  return token;
+}
+
 Status TableSink::Open(bool resuming) {
   if (spec_.mode == WriteMode::kOverwrite && resuming) {
     return FailedPrecondition(
         "write_mode overwrite rewrites the whole table and cannot resume from a bookmark; "
         "delete the pipeline's state to run it again from the start");
   }
-  return OpenTable();
+  return Holding([&] { return OpenTable(); });
 }
 
-Status TableSink::Write(const Page& page) { return WritePage(page, nullptr, nullptr, nullptr); }
+Status TableSink::Write(const Page& page) {
+  return Holding([&] { return WritePage(page, nullptr, nullptr, nullptr); });
+}
 
 Status TableSink::WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) {
   std::vector<RejectedRow> local;
-  return WritePage(page, nullptr, nullptr, rejected != nullptr ? rejected : &local);
+  return Holding(
+      [&] { return WritePage(page, nullptr, nullptr, rejected != nullptr ? rejected : &local); });
 }
 
 Status TableSink::WriteIdempotent(const Page& page, const std::string& scope,
@@ -120,7 +140,7 @@ Status TableSink::WriteIdempotent(const Page& page, const std::string& scope,
     return FailedPrecondition("write_mode overwrite cannot commit tokens (exactly-once)");
   }
   const std::string key = ScopeKey(scope, ScopeWidth());
-  return WritePage(page, &key, &token, nullptr);
+  return Holding([&] { return WritePage(page, &key, &token, nullptr); });
 }
 
 Status TableSink::WritePage(const Page& page, const std::string* scope, const std::string* token,
@@ -200,22 +220,28 @@ Status TableSink::Flush() {
   bulk_ = Bulk::kOff;
   Status committed = BulkCommit();
   if (!committed.ok()) BulkRollback();
+  Release();
   return committed;
 }
 
 Status TableSink::Finish(bool completed) {
   if (bulk_ == Bulk::kOpen) BulkRollback();  // not flushed: the load is abandoned
   bulk_ = Bulk::kOff;
-  if (spec_.mode != WriteMode::kOverwrite) return Status::Ok();
-  if (!completed) {
-    if (!overwrite_created_) return Status::Ok();
-    overwrite_created_ = false;
-    return DropOverwriteTable();
+  if (spec_.mode != WriteMode::kOverwrite) {
+    Release();
+    return Status::Ok();
   }
-  // A completed run that wrote nothing still replaces the table: the source is empty.
-  if (!overwrite_created_) RETURN_IF_ERROR(CreateOverwriteTable());
-  overwrite_created_ = false;
-  return SwapOverwriteTable();
+  return Holding([&] {
+    if (!completed) {
+      if (!overwrite_created_) return Status::Ok();
+      overwrite_created_ = false;
+      return DropOverwriteTable();
+    }
+    // A completed run that wrote nothing still replaces the table: the source is empty.
+    if (!overwrite_created_) RETURN_IF_ERROR(CreateOverwriteTable());
+    overwrite_created_ = false;
+    return SwapOverwriteTable();
+  });
 }
 
 }  // namespace faucet::sql

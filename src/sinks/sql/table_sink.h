@@ -2,6 +2,9 @@
 // transaction flow, row isolation, the commit token and the overwrite lifecycle. A subclass
 // connects and reads the target in Open, then implements the database-specific hooks.
 //
+// Sinks writing to one destination share its sessions (session_pool.h): a page takes one for
+// its transaction and gives it back, a bulk load keeps its own until it ends.
+//
 // Every Write* call writes the page in one transaction and commits it before returning, so the
 // page is durable once the call returns ok (Flush has nothing left to do):
 //   Write            all rows or none; the first refused row fails the page with an error
@@ -52,6 +55,8 @@ class TableSink : public Sink {
   Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) final;
   Status WriteIdempotent(const Page& page, const std::string& scope,
                          const std::string& token) final;
+  // Works before Open (the pipeline asks first, to re-anchor the source).
+  Result<std::optional<std::string>> CommittedToken(const std::string& scope) final;
   void BeginBulkLoad() final { bulk_ = Bulk::kRequested; }
   // Every Write* commits before it returns: only a bulk load is left to commit.
   Status Flush() final;
@@ -71,14 +76,22 @@ class TableSink : public Sink {
   // REQUIRES: has_target().
   const WritePlan& plan() const { return *plan_; }
 
-  // The hooks, all on the subclass's one connection. Begin (which reconnects a lost
-  // connection first) and Commit/Rollback frame one page.
+  // Sessions. The subclass writes on a session of its destination's pool (session_pool.h):
+  // every public call holds one from its start to its end (Hold, which takes one unless one is
+  // held; Release gives it back), and a bulk load keeps it from BulkStart to its end. Hold
+  // opens a new session when the pool has none idle; a lost one is closed when given back.
+  virtual Status Hold() = 0;
+  virtual void Release() = 0;
+
+  // The hooks, all on the held session. Begin and Commit/Rollback frame one page.
   virtual Status Begin() = 0;
   virtual Status Commit() = 0;
   virtual void Rollback() = 0;  // best effort: the transaction is abandoned either way
   // Applies plan rows [begin, end) inside the open transaction, all or nothing (see
   // RangeResult), with errors that are the database's own: the caller adds table, key, column.
   virtual RangeResult ApplyRange(const WritePlan& plan, size_t begin, size_t end) = 0;
+  // The token stored for `scope` (ScopeKey-fitted), nullopt when none or no token table.
+  virtual Result<std::optional<std::string>> ReadToken(const std::string& scope) = 0;
   // Creates the commit token table if needed; called outside a page's transaction.
   virtual Status EnsureTokenTable() = 0;
   // Upserts (scope, token) inside the open transaction; `scope` already fits the key column.
@@ -123,6 +136,9 @@ class TableSink : public Sink {
   Result<bool> CheckRelation(const RelationPtr& relation, std::set<const Relation*>& evolved);
   Status WritePage(const Page& page, const std::string* scope, const std::string* token,
                    std::vector<RejectedRow>* rejected);
+  // Runs `call` holding a session, given back after it unless a bulk load is open.
+  template <typename Call>
+  Status Holding(Call call);
 
   WriteSpec spec_;
   SchemaPolicy policy_;

@@ -99,16 +99,20 @@ Result<WriteSpec> ParseWriteSpec(const config::Block& cfg, const MappingGrammar&
   return spec;
 }
 
-std::string ScopeKey(const std::string& scope, size_t width) {
-  if (scope.size() <= width) return scope;
+std::string Fnv1aHex(std::string_view text) {
   uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : scope) {
+  for (unsigned char c : text) {
     hash ^= c;
     hash *= 0x100000001b3ULL;
   }
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-  std::string suffix = std::string("__h:") + hex;
+  return hex;
+}
+
+std::string ScopeKey(const std::string& scope, size_t width) {
+  if (scope.size() <= width) return scope;
+  std::string suffix = "__h:" + Fnv1aHex(scope);
   return scope.substr(0, width - suffix.size()) + suffix;
 }
 

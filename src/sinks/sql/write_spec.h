@@ -66,4 +66,7 @@ Result<WriteSpec> ParseWriteSpec(const config::Block& cfg, const MappingGrammar&
 // exactly `width` long (the reference's scope_key, spec §2.4).
 std::string ScopeKey(const std::string& scope, size_t width);
 
+// The 16 lowercase hex digits of the FNV-1a 64 hash of `text`.
+std::string Fnv1aHex(std::string_view text);
+
 }  // namespace faucet::sql

@@ -10,6 +10,7 @@
 
 #include "core/json_render.h"
 #include "core/text.h"
+#include "sinks/sql/session_pool.h"
 #include "sinks/sql/table_sink.h"
 
 namespace faucet {
@@ -59,22 +60,106 @@ bool DecodeHex(std::string_view hex, std::string& out) {
   return true;
 }
 
+// SQLite result codes as statuses: constraint and type errors are the row's; a busy or
+// locked database may free up; a corrupt file is data loss.
+Status StatusFor(sqlite3* db, int rc, const std::string& what) {
+  std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_TOOBIG:
+      return InvalidArgument(message);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+      return Unavailable(what + ": " + message);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return DataLoss(what + ": " + message);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+    case SQLITE_ERROR:
+      return FailedPrecondition(what + ": " + message);
+    default:
+      return Internal(what + ": " + message);
+  }
+}
+
+// A destination session: the open database and its prepared statements by SQL text (they
+// re-prepare themselves after the schema changes).
+struct SqliteSession {
+  ~SqliteSession() {
+    for (auto& [sql, stmt] : statements) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db);
+  }
+  // No transaction open: a sink that failed mid-page leaves its session to be closed.
+  bool Reusable() const { return sqlite3_get_autocommit(db) != 0; }
+
+  sqlite3* db = nullptr;
+  std::map<std::string, sqlite3_stmt*> statements;
+};
+using SqlitePool = sql::SessionPool<SqliteSession>;
+
+Result<std::unique_ptr<SqliteSession>> OpenSession(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    return NotFound("sqlite sink: database " + path +
+                    " does not exist (create it and its tables before the first run)");
+  }
+  auto session = std::make_unique<SqliteSession>();
+  int rc = sqlite3_open_v2(path.c_str(), &session->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  sqlite3* db = session->db;
+  if (rc != SQLITE_OK) return StatusFor(db, rc, "cannot open " + path);
+  sqlite3_extended_result_codes(db, 1);
+  // A writer holding the lock (another process, a checkpoint) is waited for, not failed on.
+  sqlite3_busy_timeout(db, 10000);
+  // WAL with synchronous=FULL: a commit is on disk (WAL fsync'ed) when COMMIT returns, which
+  // is what "durable when Write returns" needs; NORMAL would lose the last commits on power
+  // loss.
+  sqlite3_stmt* stmt = nullptr;
+  rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=WAL", -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return StatusFor(db, rc, "cannot set journal_mode=WAL");
+  rc = sqlite3_step(stmt);
+  const unsigned char* text = rc == SQLITE_ROW ? sqlite3_column_text(stmt, 0) : nullptr;
+  const std::string mode = text != nullptr ? reinterpret_cast<const char*>(text) : "";
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_ROW) return StatusFor(db, rc, "cannot set journal_mode=WAL");
+  if (mode != "wal") {
+    // Still durable (a rollback journal with synchronous=FULL), only slower for readers.
+    spdlog::warn("sqlite sink: {} stays in journal mode {} (WAL is not available there)", path,
+                 mode);
+  }
+  rc = sqlite3_exec(db, "PRAGMA synchronous=FULL", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return StatusFor(db, rc, "cannot set synchronous=FULL");
+  return session;
+}
+
 class SqliteSink : public sql::TableSink {
  public:
-  SqliteSink(sql::WriteSpec spec, std::string path, std::string table)
+  SqliteSink(sql::WriteSpec spec, std::shared_ptr<SqlitePool> pool, std::string table)
       : TableSink(std::move(spec)),
-        path_(std::move(path)),
+        pool_(std::move(pool)),
         table_(std::move(table)),
         write_table_(Quote(table_)) {}
 
-  ~SqliteSink() override {
-    ClearStatements();
-    if (db_ != nullptr) sqlite3_close_v2(db_);
+ protected:
+  Status Hold() override {
+    if (session_) return Status::Ok();
+    ASSIGN_OR_RETURN(session_, pool_->Acquire());
+    db_ = session_->db;
+    return Status::Ok();
   }
 
-  // The pipeline asks before Open (to re-anchor the source): this opens the file on its own.
-  Result<std::optional<std::string>> CommittedToken(const std::string& scope) override {
-    if (db_ == nullptr) RETURN_IF_ERROR(OpenDatabase());
+  void Release() override {
+    ClearStatements();
+    db_ = nullptr;
+    session_.Reset();
+  }
+
+  Result<std::optional<std::string>> ReadToken(const std::string& scope) override {
     sqlite3_stmt* exists = nullptr;
     RETURN_IF_ERROR(
         Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", &exists));
@@ -97,11 +182,7 @@ class SqliteSink : public sql::TableSink {
     return token;
   }
 
- protected:
-  Status OpenTable() override {
-    RETURN_IF_ERROR(OpenDatabase());
-    return Reread();
-  }
+  Status OpenTable() override { return Reread(); }
 
   // IMMEDIATE takes the write lock now: a deferred transaction that upgrades later can fail
   // with SQLITE_BUSY without waiting for the busy timeout.
@@ -251,60 +332,7 @@ class SqliteSink : public sql::TableSink {
   }
 
  private:
-  Status OpenDatabase() {
-    if (!std::filesystem::exists(path_)) {
-      return NotFound("sqlite sink: database " + path_ + " does not exist (create the table " +
-                      table_ + " in it before the first run)");
-    }
-    ClearStatements();
-    if (db_ != nullptr) sqlite3_close_v2(db_);
-    db_ = nullptr;
-    int rc =
-        sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
-    if (rc != SQLITE_OK) return Error(rc, "cannot open " + path_);
-    sqlite3_extended_result_codes(db_, 1);
-    // A writer holding the lock (another process, a checkpoint) is waited for, not failed on.
-    sqlite3_busy_timeout(db_, 10000);
-    // WAL with synchronous=FULL: a commit is on disk (WAL fsync'ed) when COMMIT returns, which
-    // is what "durable when Write returns" needs; NORMAL would lose the last commits on power
-    // loss.
-    std::string mode;
-    RETURN_IF_ERROR(QueryText("PRAGMA journal_mode=WAL", &mode));
-    if (mode != "wal") {
-      // Still durable (a rollback journal with synchronous=FULL), only slower for readers.
-      spdlog::warn("sqlite sink: {} stays in journal mode {} (WAL is not available there)", path_,
-                   mode);
-    }
-    return ExecText("PRAGMA synchronous=FULL", "cannot set synchronous=FULL");
-  }
-
-  // SQLite result codes as statuses: constraint and type errors are the row's; a busy or
-  // locked database may free up; a corrupt file is data loss.
-  Status Error(int rc, const std::string& what) const {
-    std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    switch (rc & 0xff) {
-      case SQLITE_CONSTRAINT:
-      case SQLITE_MISMATCH:
-      case SQLITE_TOOBIG:
-        return InvalidArgument(message);
-      case SQLITE_BUSY:
-      case SQLITE_LOCKED:
-      case SQLITE_FULL:
-      case SQLITE_IOERR:
-      case SQLITE_CANTOPEN:
-        return Unavailable(what + ": " + message);
-      case SQLITE_CORRUPT:
-      case SQLITE_NOTADB:
-        return DataLoss(what + ": " + message);
-      case SQLITE_READONLY:
-      case SQLITE_PERM:
-      case SQLITE_AUTH:
-      case SQLITE_ERROR:
-        return FailedPrecondition(what + ": " + message);
-      default:
-        return Internal(what + ": " + message);
-    }
-  }
+  Status Error(int rc, const std::string& what) const { return StatusFor(db_, rc, what); }
 
   // SQLite names a column as "table.column" at the end of its constraint messages.
   std::string ColumnOf(const std::string& message) const {
@@ -319,18 +347,6 @@ class SqliteSink : public sql::TableSink {
     int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
     sqlite3_free(err);
     return rc == SQLITE_OK ? Status::Ok() : Error(rc, what);
-  }
-
-  // The first column of the first row of `sql`.
-  Status QueryText(const std::string& sql, std::string* out) {
-    sqlite3_stmt* stmt = nullptr;
-    RETURN_IF_ERROR(Prepare(sql, &stmt));
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
-      *out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    }
-    sqlite3_finalize(stmt);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::Ok() : Error(rc, sql);
   }
 
   Status Prepare(const std::string& sql, sqlite3_stmt** stmt) {
@@ -395,8 +411,8 @@ class SqliteSink : public sql::TableSink {
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) return Error(rc, "cannot read the table's columns");
     if (table.columns.empty()) {
-      return NotFound("sqlite sink: table " + table_ + " does not exist in " + path_ +
-                      " (create it before the first run)");
+      return NotFound("sqlite sink: table " + table_ + " does not exist in " +
+                      sqlite3_db_filename(db_, "main") + " (create it before the first run)");
     }
     // The primary key is a conflict target even as the rowid alias, which has no index.
     if (!primary_key.empty()) {
@@ -432,7 +448,8 @@ class SqliteSink : public sql::TableSink {
     return Status::Ok();
   }
 
-  // The prepared statement writing `columns` (deletes: by the key), cached per column set.
+  // The prepared statement writing `columns` (deletes: by the key), cached per column set while
+  // the session is held, and by its text in the session.
   Status Statement(const std::vector<int>& columns, RowAction action, sqlite3_stmt** out) {
     std::pair<RowAction, std::vector<int>> cache_key(action, columns);
     auto it = statements_.find(cache_key);
@@ -466,15 +483,15 @@ class SqliteSink : public sql::TableSink {
                (updates.empty() ? "DO NOTHING" : "DO UPDATE SET " + updates);
       }
     }
-    RETURN_IF_ERROR(Prepare(sql, out));
+    sqlite3_stmt*& prepared = session_->statements[sql];
+    if (prepared == nullptr) RETURN_IF_ERROR(Prepare(sql, &prepared));
+    *out = prepared;
     statements_.emplace(std::move(cache_key), *out);
     return Status::Ok();
   }
 
-  void ClearStatements() {
-    for (auto& [key, stmt] : statements_) sqlite3_finalize(stmt);
-    statements_.clear();
-  }
+  // Forgets the statements looked up (they stay prepared in the session).
+  void ClearStatements() { statements_.clear(); }
 
   void Bind(sqlite3_stmt* stmt, int param, int column, const Cell* cell) {
     if (cell == nullptr || cell->state != CellState::kValue) {
@@ -511,12 +528,14 @@ class SqliteSink : public sql::TableSink {
     sqlite3_bind_text(stmt, param, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
   }
 
-  const std::string path_;
+  const std::shared_ptr<SqlitePool> pool_;
+  SqlitePool::Lease session_;  // held from Hold to Release
+  sqlite3* db_ = nullptr;      // the held session's database
   const std::string table_;
-  bool strict_ = false;      // a STRICT table (CREATE TABLE ... STRICT)
-  std::string write_table_;  // the quoted table, or the overwrite table while one is open
-  sqlite3* db_ = nullptr;
+  bool strict_ = false;            // a STRICT table (CREATE TABLE ... STRICT)
+  std::string write_table_;        // the quoted table, or the overwrite table while one is open
   std::vector<Binding> bindings_;  // per target column
+  // The statements looked up while the session is held (owned by the session).
   std::map<std::pair<RowAction, std::vector<int>>, sqlite3_stmt*> statements_;
   std::vector<sqlite3_stmt*> group_statements_;  // per group of the plan, during ApplyRange
   std::string blob_;
@@ -546,10 +565,12 @@ Result<std::unique_ptr<Sink>> MakeSqliteSink(const config::Block& cfg) {
   ASSIGN_OR_RETURN(std::string table, cfg.RequiredString("table_name"));
   if (table.empty()) return cfg.Error("table_name", "must not be empty");
   ASSIGN_OR_RETURN(sql::WriteSpec spec, sql::ParseWriteSpec(cfg, {{"json"}, true}));
-  // Accepted for compatibility: SQLite has one writer, and a page is one transaction.
+  // The sessions every sink writing to this file shares (the first sink's size counts): SQLite
+  // has one writer at a time, so more than one only wait on each other's locks.
   ASSIGN_OR_RETURN(int64_t max_connections, cfg.Int("max_connections", 1, 1, 1000));
-  (void)max_connections;
-  return std::unique_ptr<Sink>(new SqliteSink(std::move(spec), *path, std::move(table)));
+  std::shared_ptr<SqlitePool> pool = SqlitePool::Shared(
+      *path, static_cast<size_t>(max_connections), [path = *path] { return OpenSession(path); });
+  return std::unique_ptr<Sink>(new SqliteSink(std::move(spec), std::move(pool), std::move(table)));
 }
 
 }  // namespace faucet
