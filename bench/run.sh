@@ -2,7 +2,7 @@
 # faucet benchmarks, each beside the physical limit measured in the same run, on the same server
 # and the same data (results and how to read them: BENCHMARKS.md).
 #
-#   bash bench/run.sh BUILD_DIR [cdc] [metrics] [apply] [snapshot] [tables-load] [tables-stream]
+#   bash bench/run.sh BUILD_DIR [cdc] [metrics] [apply] [snapshot] [copy] [tables-load] [tables-stream]
 #                               [tables-rss]
 #   bash bench/run.sh BUILD_DIR tables     # = tables-load tables-stream tables-rss
 #
@@ -34,6 +34,10 @@
 #             `| sqlite3 .import`) into an identical table, with the snapshot query's batch_size
 #             1000 (the default) and 10000. Snapshot phase: from the log line "captured position"
 #             to "snapshot done".
+#   copy      `faucet run` of a query (postgres source `SELECT * FROM big`, batch_size 1000) into
+#             postgres and into sqlite, append and upsert (key id), beside the snapshot
+#             scenario's raw pipes: process start to exit, both. Each destination is emptied
+#             before a run and checked after it (count and sum of id against the source).
 #   tables-*  the multi-table mirror (`mirror.tables`): initial load of 20 tables beside 2
 #             parallel COPY pipes, changes spread over 20 tables beside the same changes into
 #             one table, peak RSS over 20 and 200 tables. Documented in bench/tables.sh.
@@ -56,7 +60,7 @@ if [[ -n ${BENCH_BASELINE:-} ]]; then
 fi
 SCENARIOS=("$@")
 ((${#SCENARIOS[@]})) || read -ra SCENARIOS <<<"${BENCH_ONLY:-}"
-((${#SCENARIOS[@]})) || SCENARIOS=(cdc metrics apply snapshot tables)
+((${#SCENARIOS[@]})) || SCENARIOS=(cdc metrics apply snapshot copy tables)
 EXPANDED=()
 for scenario in "${SCENARIOS[@]}"; do
   if [[ $scenario == tables ]]; then EXPANDED+=(tables-load tables-stream tables-rss); else EXPANDED+=("$scenario"); fi
@@ -526,6 +530,67 @@ bench_snapshot() {
   sqlite3 "$db" "DELETE FROM snap" "VACUUM" >/dev/null
 }
 
+bench_copy() {
+  log "copy: loading $ROWS rows"
+  load_big
+  psqlq "$DST" -c "CREATE TABLE copy_t (id bigint PRIMARY KEY, $TABLE_COLS)" \
+    -c "CREATE TABLE copy_pipe (id bigint PRIMARY KEY, $TABLE_COLS)"
+  local db=$WORK/copy.db i s v bin label mode key want
+  sqlite3 "$db" "PRAGMA journal_mode=WAL" "CREATE TABLE copy_t (id INTEGER PRIMARY KEY, $SQLITE_COLS)" \
+    "CREATE TABLE copy_pipe (id INTEGER PRIMARY KEY, $SQLITE_COLS)" >/dev/null
+  want=$(sqlv "$SRC" -c "SELECT count(*) || '/' || sum(id) FROM big")
+  # copy_run SCENARIO SINK-YAML CHECK-COMMAND...: one `faucet run` per build, checked.
+  copy_run() {
+    local scenario=$1 sink=$2
+    shift 2
+    for v in "${!BINS[@]}"; do
+      bin=${BINS[$v]} label=${LABELS[$v]}
+      [[ $scenario == copy-postgres ]] && psqlq "$DST" -c "TRUNCATE copy_t"
+      [[ $scenario == copy-sqlite ]] && sqlite3 "$db" "DELETE FROM copy_t" "VACUUM" >/dev/null
+      rm -rf "$WORK/state-copy"
+      cat >"$WORK/copy.yaml" <<YAML
+version: 1
+name: copy
+pipeline:
+  source: {type: postgres, config: {connection_url: '$SRC', query: 'SELECT * FROM public.big', batch_size: 1000}}
+  sink: $sink
+  state: {type: file, config: {path: '$WORK/state-copy'}}
+YAML
+      s=$(now)
+      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/copy.yaml" 2>"$WORK/faucet.log" ||
+        { cat "$WORK/faucet.log" >&2; exit 1; }
+      secs=$(sub "$(now)" "$s")
+      [[ $("$@") == "$want" ]] || { log "copy: $scenario ($label, $mode) differs from the source"; exit 1; }
+      record "$scenario" "$label run ($mode)" "$i" "$ROWS" "$secs" "$WORK/time"
+    done
+  }
+  for ((i = 1; i <= RUNS; i++)); do
+    psqlq "$DST" -c "TRUNCATE copy_pipe"
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT' |
+      psql -X -q -v ON_ERROR_STOP=1 '$DST' -c 'COPY copy_pipe FROM STDIN'"
+    record copy-postgres "COPY pipe" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+    for mode in append upsert; do
+      key=""
+      [[ $mode == upsert ]] && key=", key: [id]"
+      copy_run copy-postgres "{type: postgres, config: {connection_url: '$DST', table_name: copy_t, column_mapping: auto_map, write_mode: $mode$key}}" \
+        sqlv "$DST" -c "SELECT count(*) || '/' || sum(id) FROM copy_t"
+    done
+
+    sqlite3 "$db" "DELETE FROM copy_pipe" "VACUUM" >/dev/null
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT (FORMAT csv)' |
+      sqlite3 '$db' 'PRAGMA synchronous=FULL' '.import --csv /dev/stdin copy_pipe'"
+    record copy-sqlite "COPY TO + .import" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+    for mode in append upsert; do
+      key=""
+      [[ $mode == upsert ]] && key=", key: [id]"
+      copy_run copy-sqlite "{type: sqlite, config: {database_url: '$db', table_name: copy_t, column_mapping: auto_map, write_mode: $mode$key}}" \
+        sqlite3 "$db" "SELECT count(*) || '/' || sum(id) FROM copy_t"
+    done
+  done
+}
+
 # --- tables (multi-table mirror) ---------------------------------------------------------
 
 source bench/tables.sh
@@ -583,7 +648,7 @@ report() {
       }
     }' "$RESULTS"
   if ((${#MT_RSS_NOTES[@]})); then
-    echo "### tables-rss: failures"
+    echo "### tables-rss: notes"
     echo
     printf -- '- %s\n' "${MT_RSS_NOTES[@]}"
     echo
@@ -596,10 +661,11 @@ for scenario in "${SCENARIOS[@]}"; do
   metrics) bench_metrics ;;
   apply) bench_apply ;;
   snapshot) bench_snapshot ;;
+  copy) bench_copy ;;
   tables-load) bench_tables_load ;;
   tables-stream) bench_tables_stream ;;
   tables-rss) bench_tables_rss ;;
-  *) echo "bench: unknown scenario '$scenario' (cdc, metrics, apply, snapshot, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
+  *) echo "bench: unknown scenario '$scenario' (cdc, metrics, apply, snapshot, copy, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
   esac
 done
 if [[ -n ${BENCH_OUT:-} ]]; then report | tee "$BENCH_OUT"; else report; fi

@@ -26,8 +26,10 @@
 #   tables-rss     Peak RSS of the multi-table mirror over BENCH_RSS_TABLES (default "20 200")
 #                  tables of ROWS/1000 rows each: a one-shot initial load (with its catch-up
 #                  cycle), then ROWS/10 changes in transactions of 100 rows spread round-robin
-#                  over every table, applied by a resumed one-shot run. A table count the server
-#                  cannot serve (one destination connection per table) is reported, not fatal.
+#                  over every table, applied by a resumed one-shot run, during which the
+#                  destination's faucet sessions are polled every 50 ms (the peak is reported:
+#                  one pool per destination, at most the sink's max_connections). A failed run
+#                  is reported, not fatal.
 #   tables         all three.
 
 MT_TABLES=20
@@ -384,6 +386,22 @@ YAML
 
 MT_RSS_NOTES=()
 
+# Writes the most faucet sessions seen on database $1 to $WORK/sessions-peak, polling every
+# 50 ms until killed.
+mt_poll_sessions() {
+  local peak=0 seen
+  echo 0 >"$WORK/sessions-peak"
+  while :; do
+    seen=$(psql -X -qAt "${SRC%/*}/$1" -c "SELECT count(*) FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = 'faucet'" 2>/dev/null) || seen=0
+    if ((seen > peak)); then
+      peak=$seen
+      echo "$peak" >"$WORK/sessions-peak"
+    fi
+    sleep 0.05
+  done
+}
+
 bench_tables_rss() {
   local per=$((ROWS / 1000)) n i bin label ok
   local changes=$((ROWS / 10))
@@ -412,8 +430,14 @@ bench_tables_rss() {
         mt_workload r$n "$n" "$batches" "$per" 100
       fi
       # Applies the workload (a later binary re-applies it: upserts, same result).
+      mt_poll_sessions bench_r$n &
+      local poller=$!
       s=$(now)
-      if ! /usr/bin/time -v -o "$WORK/time" "$bin" mirror "$WORK/mt-r$n.yaml" 2>"$WORK/mt.log"; then
+      ok=1
+      /usr/bin/time -v -o "$WORK/time" "$bin" mirror "$WORK/mt-r$n.yaml" 2>"$WORK/mt.log" || ok=0
+      kill "$poller" 2>/dev/null
+      wait "$poller" 2>/dev/null || true
+      if ((ok == 0)); then
         mt_keep_log "tables-rss-$n-$label-stream" "$WORK/mt.log"
         MT_RSS_NOTES+=("$n tables ($label): the streaming run FAILED: $(grep -m3 -E ' (error|warning) ' "$WORK/mt.log" | cut -c1-400 | tr '\n' ' ')")
         log "${MT_RSS_NOTES[-1]}"
@@ -422,6 +446,8 @@ bench_tables_rss() {
       [[ $(sqlv "$dst" -c "$(mt_hash_sql "$n")") == "$(sqlv "$SRC" -c "$(mt_hash_sql "$n" r$n.)")" ]] ||
         { log "the $n-table destination differs from the source"; exit 1; }
       record "tables-rss-$n-stream" "$label mirror, $((batches * 100 * n)) changes over $n tables (process time)" 1 "$((batches * 100 * n))" "$(sub "$(now)" "$s")" "$WORK/time"
+      MT_RSS_NOTES+=("$n tables ($label): at most $(cat "$WORK/sessions-peak") destination sessions while streaming (polled every 50 ms)")
+      log "${MT_RSS_NOTES[-1]}"
       grep -o 'cycle ended, .*' "$WORK/mt.log" >&2 || true
       mt_keep_log "tables-rss-$n-$label-stream" "$WORK/mt.log"
     done

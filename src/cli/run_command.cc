@@ -1,6 +1,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "assembly/bulk_read.h"
 #include "assembly/pipeline_builder.h"
 #include "cli/commands.h"
 #include "cli/exit_code.h"
@@ -39,11 +40,28 @@ int RunCommand(const std::string& config_path) {
   options.on_page = [&progress](const Page&, const PipelineStats& stats) {
     progress.Tick(stats.changes);
   };
-  Pipeline pipeline(*parts.source, parts.TransformPtrs(), *parts.sink, **state, options);
-
   spdlog::info("running {} ({} -> {}, {})", built->doc.name, built->doc.source.type,
                built->doc.sink.type, assembly::GuaranteeName(built->guarantee));
-  Result<PipelineStats> stats = pipeline.Run();
+  auto run = [&](assembly::PipelineParts& with) {
+    Pipeline pipeline(*with.source, with.TransformPtrs(), *with.sink, **state, options);
+    return pipeline.Run();
+  };
+  // A one-shot read is one bulk load when the sink can (all or nothing, at COPY speed); a
+  // refused row redoes it page by page on parts built anew.
+  auto read_once = [&](assembly::ReadAttempt a) -> Result<PipelineStats> {
+    if (!a.redo) {
+      if (a.bulk) parts.sink->BeginBulkLoad();
+      return run(parts);
+    }
+    std::vector<std::string> warnings;  // reported already
+    ASSIGN_OR_RETURN(assembly::PipelineParts fresh,
+                     assembly::MakeParts(built->doc, built->doc.source, false, warnings));
+    return run(fresh);
+  };
+  Result<PipelineStats> stats =
+      parts.source->Capabilities().one_shot
+          ? assembly::RunBulkRead(built->doc, "run " + built->doc.name, read_once)
+          : run(parts);
   // The terminal's line ends (a log gets the summary below).
   if (stats.ok() && stats->changes > 0 && isatty(STDERR_FILENO)) progress.Finish(stats->changes);
   if (!stats.ok()) return ReportRunFailure(stats.status().WithContext("run failed"));

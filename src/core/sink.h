@@ -50,9 +50,9 @@ class Sink {
   // an error nothing written since the last successful Flush may be assumed durable.
   virtual Status Flush() = 0;
 
-  // Announces, before the first Write, that the run is one bulk load (a mirror's snapshot): its
-  // pages carry no bookmark and insert rows, and when the run fails the caller redoes the whole
-  // load. A sink may then keep one transaction (one COPY) open across Writes until Flush, so
+  // Announces, before the first Write, that the run is one bulk load (a mirror's snapshot, or
+  // `faucet run` of a one-shot read: assembly/bulk_read.h): its pages carry no bookmark and
+  // insert rows, and when the run fails the caller redoes the whole load. A sink may then keep one transaction (one COPY) open across Writes until Flush, so
   // an error may surface at a later Write or at Flush, discarding every page since the last
   // Flush; a row the target refuses then fails with kInvalidArgument without being isolated
   // (the caller redoes the load without this call to name the row). Sinks may ignore it.

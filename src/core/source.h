@@ -40,6 +40,9 @@ struct SourceCapabilities {
   // Reads a table's rows once (a query source), also inside a ConsistentSnapshot exported by
   // a change stream of the same database (ReadInSnapshot): what a mirror snapshots with.
   bool reads_snapshots = false;
+  // Its pages carry no bookmark: it reads a finite result that a rerun reads again whole (a
+  // query). `faucet run` writes such a read as one bulk load (assembly/bulk_read.h).
+  bool one_shot = false;
   // Lists the tables it can read (DiscoverTables): what a multi-table mirror snapshots with.
   bool discovers_tables = false;
   // A change stream of many tables whose changes name their table (Change::relation) and have

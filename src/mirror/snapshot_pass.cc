@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "assembly/bulk_read.h"
 #include "assembly/pipeline_builder.h"
 #include "state/memory_state_store.h"
 
@@ -34,14 +35,10 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
 }  // namespace
 
 Result<PipelineStats> ReadSnapshot(const SnapshotRead& read) {
-  const bool bulk = !read.doc->dlq.has_value();
-  Result<PipelineStats> stats = Pass(read, bulk, read.exported != nullptr);
-  if (!stats.ok() && bulk && stats.status().code() == StatusCode::kInvalidArgument) {
-    spdlog::warn("mirror {}: the bulk snapshot load was refused ({}); redoing it page by page",
-                 read.label, stats.status().message());
-    stats = Pass(read, false, false);
-  }
-  return stats;
+  // The redo reads outside `exported`: a redo cannot have it any more.
+  return assembly::RunBulkRead(*read.doc, "mirror " + read.label, [&](assembly::ReadAttempt a) {
+    return Pass(read, a.bulk, read.exported != nullptr && !a.redo);
+  });
 }
 
 }  // namespace faucet::mirror

@@ -377,6 +377,124 @@ TEST_P(SqlSinkScenario, UpsertWithoutUniqueIndexOnTheKeyIsRefusedAtOpen) {
 }
 
 // By position in the Values below: naming must not connect (tests are listed without servers).
+// A fresh items table and an upsert sink on it, told that a bulk load follows (Open makes the
+// sink, so that a test can put rows in the table first). The sinks with a bulk load: postgres
+// (one COPY) and sqlite (one transaction of statements).
+class SqlBulkLoad : public ::testing::TestWithParam<BackendFactory> {
+ protected:
+  void SetUp() override {
+    b_ = GetParam()();
+    b_->Exec(b_->ItemsDdl(table));
+  }
+  void Open() {
+    sink = OpenSink(*b_, table, kUpsert);
+    ASSERT_NE(sink, nullptr);
+    sink->BeginBulkLoad();
+  }
+  std::string Rows() { return Dump(*b_, table); }
+
+  // Loads two clean rows, then `second`, whose second row (the load's 4th) is refused: the
+  // load fails naming it, and nothing of it remains.
+  void ExpectSecondPageRefused(const Page& second, const std::string& column) {
+    Open();
+    ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
+                                  Read(rel, {T("2"), T("b"), Null(), T("2")})})));
+    Status st = sink->Write(second);
+    if (st.ok()) st = sink->Flush();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("bulk load, row 4"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(column), std::string::npos) << st.message();
+    ASSERT_OK(sink->Finish(false));
+    EXPECT_EQ(Rows(), "");
+  }
+
+  std::unique_ptr<Backend> b_;
+  const std::string table = testing::UniqueName("bulk");
+  const RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  std::unique_ptr<Sink> sink;
+};
+
+// A bulk load (a mirror's snapshot, `faucet run` of a query) goes into one transaction:
+// invisible until Flush, then all there.
+TEST_P(SqlBulkLoad, IsOneTransactionCommittedAtFlush) {
+  Open();
+  for (int p = 0; p < 3; ++p) {
+    std::vector<Change> changes;
+    for (int i = 1; i <= 2; ++i) {
+      std::string id = std::to_string(p * 2 + i);
+      changes.push_back(Read(rel, {T(id.c_str()), T("n"), Null(), T(id.c_str())}));
+    }
+    ASSERT_OK(sink->Write(PageOf(std::move(changes))));
+  }
+  EXPECT_EQ(Rows(), "");  // not committed yet
+  ASSERT_OK(sink->Flush());
+  EXPECT_EQ(Rows(), "1|n|NULL|1;2|n|NULL|2;3|n|NULL|3;4|n|NULL|4;5|n|NULL|5;6|n|NULL|6");
+  // After the load, pages are upserts again, each in its own transaction.
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("m"), Null(), T("9")})})));
+  EXPECT_EQ(b_->Query("SELECT name FROM " + b_->Quote(table) + " WHERE id = 1")[0][0], "m");
+  ASSERT_OK(sink->Finish(true));
+}
+
+TEST_P(SqlBulkLoad, AbandonedByAFailedRunLeavesNothing) {
+  Open();
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")})})));
+  ASSERT_OK(sink->Finish(false));
+  EXPECT_EQ(Rows(), "");
+}
+
+// A value the column refuses fails the whole load (no row is isolated: the caller redoes the
+// load page by page); the error places the row in the load.
+TEST_P(SqlBulkLoad, ARefusedValueFailsTheWholeLoad) {
+  ExpectSecondPageRefused(PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+                                  Read(rel, {T("4"), T("d"), Null(), T("four")})}),
+                          "column qty");
+}
+
+// A page that deletes is not part of a load: what the load holds is committed and the page is
+// written the usual way.
+TEST_P(SqlBulkLoad, EndsAtAPageThatDeletes) {
+  Open();
+  ASSERT_OK(sink->Write(PageOf(
+      {Read(rel, {T("1"), T("a"), Null(), T("1")}), Read(rel, {T("2"), T("b"), Null(), T("2")})})));
+  ASSERT_OK(sink->Write(PageOf({Delete(rel, {T("1"), Null(), Null(), Null()})})));
+  EXPECT_EQ(Rows(), "2|b|NULL|2");
+  ASSERT_OK(sink->Flush());
+}
+
+// Postgres loads by COPY, which cannot upsert: a keyed table that already holds rows is loaded
+// page by page, and a key repeated across pages fails the load.
+class PostgresBulkLoad : public SqlBulkLoad {};
+
+TEST_P(PostgresBulkLoad, IntoATableWithRowsUpsertsPageByPage) {
+  b_->Exec("INSERT INTO " + b_->Quote(table) + " VALUES (1, 'old', NULL, 0)");
+  Open();
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("new"), Null(), T("1")}),
+                                Read(rel, {T("2"), T("b"), Null(), T("2")})})));
+  EXPECT_EQ(Rows(), "1|new|NULL|1;2|b|NULL|2");  // committed by the Write
+  ASSERT_OK(sink->Flush());
+}
+
+TEST_P(PostgresBulkLoad, ARepeatedKeyFailsTheWholeLoad) {
+  ExpectSecondPageRefused(PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+                                  Read(rel, {T("2"), T("x"), Null(), T("2")})}),
+                          "");
+}
+
+// SQLite loads by its upsert statements: a table with rows, and a key repeated across pages,
+// are upserted within the load.
+class SqliteBulkLoad : public SqlBulkLoad {};
+
+TEST_P(SqliteBulkLoad, IntoATableWithRowsUpsertsInTheLoad) {
+  b_->Exec("INSERT INTO " + b_->Quote(table) + " VALUES (1, 'old', NULL, 0)");
+  Open();
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("new"), Null(), T("1")}),
+                                Read(rel, {T("2"), T("b"), Null(), T("2")})})));
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("2"), T("c"), Null(), T("3")})})));
+  EXPECT_EQ(Rows(), "1|old|NULL|0");  // not committed yet
+  ASSERT_OK(sink->Flush());
+  EXPECT_EQ(Rows(), "1|new|NULL|1;2|c|NULL|3");
+}
+
 std::string BackendName(const ::testing::TestParamInfo<BackendFactory>& info) {
   static const char* kNames[] = {"postgres", "sqlite", "mysql"};
   return kNames[info.index];
@@ -386,6 +504,12 @@ INSTANTIATE_TEST_SUITE_P(Sql, SqlSinkScenario,
                          ::testing::Values(&MakePostgresBackend, &MakeSqliteBackend,
                                            &MakeMysqlBackend),
                          BackendName);
+INSTANTIATE_TEST_SUITE_P(Sql, SqlBulkLoad,
+                         ::testing::Values(&MakePostgresBackend, &MakeSqliteBackend), BackendName);
+INSTANTIATE_TEST_SUITE_P(Sql, PostgresBulkLoad, ::testing::Values(&MakePostgresBackend),
+                         BackendName);
+INSTANTIATE_TEST_SUITE_P(Sql, SqliteBulkLoad, ::testing::Values(&MakeSqliteBackend),
+                         [](const auto&) { return std::string("sqlite"); });
 
 }  // namespace
 }  // namespace faucet::sqltest

@@ -1028,12 +1028,9 @@ class PostgresSink : public sql::TableSink {
     if (ended.status.ok() || ended.status.code() != StatusCode::kInvalidArgument) {
       return ended.status;
     }
-    std::string where = "table " + target().display_name + ": bulk load";
-    if (ended.failed_at) {
-      where += ", row " + std::to_string(bulk_copy_first_row_ + *ended.failed_at + 1);
-    }
-    if (!ended.column.empty()) where += ", column " + ended.column;
-    return InvalidArgument(where + ": " + ended.status.message());
+    std::optional<size_t> row;
+    if (ended.failed_at) row = bulk_copy_first_row_ + *ended.failed_at;
+    return BulkRefusal(row, ended.column, ended.status);
   }
 
   const std::shared_ptr<PgPool> pool_;

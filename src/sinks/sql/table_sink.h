@@ -25,6 +25,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -124,6 +125,10 @@ class TableSink : public Sink {
   }
   virtual Status BulkCommit() { return Status::Ok(); }
   virtual void BulkRollback() {}
+  // A row a bulk load's target refused, by its place in the load (0-based; the row itself is
+  // gone): "table t: bulk load, row N, column c: <error>", kInvalidArgument.
+  Status BulkRefusal(std::optional<size_t> row, const std::string& column,
+                     const Status& error) const;
 
  private:
   // Writes the page into the bulk load when one is requested or open; false when the page

@@ -94,6 +94,7 @@ SourceCapabilities PostgresQuerySource::Capabilities() const {
   SourceCapabilities caps;
   caps.reads_snapshots = true;
   caps.discovers_tables = true;
+  caps.one_shot = true;
   return caps;
 }
 
@@ -155,8 +156,11 @@ Result<std::vector<std::map<std::string, std::string>>> PostgresQuerySource::Pla
       ResultPtr r,
       Exec(conn.get(),
            "SELECT coalesce(max(pg_relation_size(relid) / current_setting('block_size')::int8), "
-           "0) FROM (SELECT " + literal + "::regclass AS relid UNION ALL SELECT relid FROM "
-           "pg_partition_tree(" + literal + "::regclass) WHERE isleaf) parts",
+           "0) FROM (SELECT " +
+               literal +
+               "::regclass AS relid UNION ALL SELECT relid FROM "
+               "pg_partition_tree(" +
+               literal + "::regclass) WHERE isleaf) parts",
            "sizing " + table.name));
   const int64_t blocks = std::stoll(PQgetvalue(r.get(), 0, 0));
   const int64_t parts = std::clamp<int64_t>(std::min(n, blocks), 1, 4096);
