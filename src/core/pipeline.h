@@ -62,8 +62,9 @@ struct PipelineOptions {
   // Key of this pipeline's bookmark in the state store, e.g. "orders::row-0".
   std::string state_key;
   Delivery delivery = Delivery::kAtLeastOnce;
-  // Budget of the decode -> write queue.
-  size_t queue_bytes = 64 << 20;
+  // Budget of the decode -> write queue: enough for the source to run ahead of the sink by a
+  // few pages, not a store (memory stays bounded whatever the transaction or table size).
+  size_t queue_bytes = 16 << 20;
   // Set (by a signal handler) to stop at the next page boundary. May be null.
   const std::atomic<bool>* stop = nullptr;
   // Called on the sink thread after each page is written (and, if it has a bookmark,

@@ -149,7 +149,7 @@ TEST_F(PostgresCdcStreamingTest, MillionRowTransactionStreamsInBoundedMemory) {
   config_.connection_url = db_.url();
   config_.idle_timeout = 10s;
   // ~150 bytes a row: the streamed transaction (~170 MB of messages) outgrows the source's
-  // 64 MiB stream buffer and spills.
+  // 16 MiB stream buffer and spills.
   db_.Exec(
       "INSERT INTO " + table_ +
       " SELECT g, 'value number ' || g || repeat('x', 130) FROM generate_series(1, 1000000) g");
@@ -175,7 +175,7 @@ TEST_F(PostgresCdcStreamingTest, MillionRowTransactionStreamsInBoundedMemory) {
       "(%zu with a bookmark), %llu bytes spilled, peak RSS %ld MiB\n",
       seconds, std::chrono::duration<double>(config_.idle_timeout).count(), sink.pages.size(),
       with_bookmark, static_cast<unsigned long long>(source.stats().spilled_bytes), peak_mib);
-  EXPECT_LT(peak_mib, 256);
+  EXPECT_LT(peak_mib, 64) << "the issue's bound for any transaction size";
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ struct TxnEvent {
 };
 
 struct DecoderOptions {
-  size_t stream_memory_bytes = 64 << 20;  // see StreamBuffer
+  size_t stream_memory_bytes = 16 << 20;  // see StreamBuffer
   std::string spill_dir;
 };
 
