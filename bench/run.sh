@@ -465,6 +465,26 @@ snapshot_seconds() {
     END { if (a == "" || b == "") exit 1; d = b - a; if (d < 0) d += 86400; printf "%.3f", d }' "$1"
 }
 
+# The raw limits of a copy of table big, recorded as run $i of SCENARIO: pg_pipe SCENARIO TABLE
+# (psql COPY TO STDOUT | psql COPY FROM STDIN into $DST's TABLE), sqlite_pipe SCENARIO DB TABLE
+# (COPY TO csv | sqlite3 .import into an emptied TABLE of DB).
+pg_pipe() {
+  psqlq "$DST" -c "TRUNCATE $2"
+  local s
+  s=$(now)
+  /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT' |
+    psql -X -q -v ON_ERROR_STOP=1 '$DST' -c 'COPY $2 FROM STDIN'"
+  record "$1" "COPY pipe" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+}
+sqlite_pipe() {
+  sqlite3 "$2" "DELETE FROM $3" "VACUUM" >/dev/null
+  local s
+  s=$(now)
+  /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT (FORMAT csv)' |
+    sqlite3 '$2' 'PRAGMA synchronous=FULL' '.import --csv /dev/stdin $3'"
+  record "$1" "COPY TO + .import" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+}
+
 bench_snapshot() {
   log "snapshot: loading $ROWS rows"
   load_big
@@ -474,11 +494,7 @@ bench_snapshot() {
   sqlite3 "$db" "PRAGMA journal_mode=WAL" "CREATE TABLE snap (id INTEGER PRIMARY KEY, $SQLITE_COLS)" \
     "CREATE TABLE snap_pipe (id INTEGER PRIMARY KEY, $SQLITE_COLS)" >/dev/null
   for ((i = 1; i <= RUNS; i++)); do
-    psqlq "$DST" -c "TRUNCATE snap_pipe"
-    s=$(now)
-    /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT' |
-      psql -X -q -v ON_ERROR_STOP=1 '$DST' -c 'COPY snap_pipe FROM STDIN'"
-    record snapshot-postgres "COPY pipe" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+    pg_pipe snapshot-postgres snap_pipe
 
     for batch in 1000 10000; do
       for v in "${!BINS[@]}"; do
@@ -500,12 +516,7 @@ bench_snapshot() {
       done
     done
 
-    sqlite3 "$db" "DELETE FROM snap_pipe" "VACUUM" >/dev/null
-    s=$(now)
-    /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT (FORMAT csv)' |
-      sqlite3 '$db' 'PRAGMA synchronous=FULL' '.import --csv /dev/stdin snap_pipe'"
-    record snapshot-sqlite "COPY TO + .import" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
-
+    sqlite_pipe snapshot-sqlite "$db" snap_pipe
     sqlite3 "$db" "DELETE FROM snap_pipe" "VACUUM" >/dev/null
     for batch in 1000 10000; do
       for v in "${!BINS[@]}"; do
@@ -565,11 +576,7 @@ YAML
     done
   }
   for ((i = 1; i <= RUNS; i++)); do
-    psqlq "$DST" -c "TRUNCATE copy_pipe"
-    s=$(now)
-    /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT' |
-      psql -X -q -v ON_ERROR_STOP=1 '$DST' -c 'COPY copy_pipe FROM STDIN'"
-    record copy-postgres "COPY pipe" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+    pg_pipe copy-postgres copy_pipe
     for mode in append upsert; do
       key=""
       [[ $mode == upsert ]] && key=", key: [id]"
@@ -577,11 +584,7 @@ YAML
         sqlv "$DST" -c "SELECT count(*) || '/' || sum(id) FROM copy_t"
     done
 
-    sqlite3 "$db" "DELETE FROM copy_pipe" "VACUUM" >/dev/null
-    s=$(now)
-    /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT (FORMAT csv)' |
-      sqlite3 '$db' 'PRAGMA synchronous=FULL' '.import --csv /dev/stdin copy_pipe'"
-    record copy-sqlite "COPY TO + .import" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+    sqlite_pipe copy-sqlite "$db" copy_pipe
     for mode in append upsert; do
       key=""
       [[ $mode == upsert ]] && key=", key: [id]"
