@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/sink.h"
+
 namespace faucet::assembly {
 
 Result<PipelineStats> RunBulkRead(
@@ -9,7 +11,7 @@ Result<PipelineStats> RunBulkRead(
     const std::function<Result<PipelineStats>(ReadAttempt)>& attempt) {
   if (doc.dlq.has_value()) return attempt({});
   Result<PipelineStats> stats = attempt({.bulk = true});
-  if (stats.ok() || stats.status().code() != StatusCode::kInvalidArgument) return stats;
+  if (stats.ok() || !IsBulkLoadRefusal(stats.status())) return stats;
   spdlog::warn("{}: the bulk load was refused ({}); redoing it page by page", label,
                stats.status().message());
   return attempt({.bulk = false, .redo = true});

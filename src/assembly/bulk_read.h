@@ -17,10 +17,12 @@ struct ReadAttempt {
 };
 
 // Without a DLQ, runs `attempt({bulk: true})`: the sink may write the whole read in one
-// transaction (all or nothing, at the speed of a raw COPY). A row the target refuses then fails
-// the load naming only its place in it (kInvalidArgument), so the read is redone page by page,
-// `attempt({bulk: false, redo: true})`, which names the row's key and column. With a DLQ
-// (rows isolated page by page) it runs `attempt({})` alone. `label` names the read in the log.
+// transaction (all or nothing, at the speed of a raw COPY; the attempt sets
+// PipelineOptions::all_or_nothing, so a stopped run or a failed source commits nothing). A row
+// the target refuses then fails the load naming only its place in it (IsBulkLoadRefusal), so
+// the read is redone page by page, `attempt({bulk: false, redo: true})`, which names the row's
+// key and column; any other error is the result. With a DLQ (rows isolated page by page) it
+// runs `attempt({})` alone. `label` names the read in the log.
 Result<PipelineStats> RunBulkRead(const config::Document& doc, const std::string& label,
                                   const std::function<Result<PipelineStats>(ReadAttempt)>& attempt);
 

@@ -394,6 +394,12 @@ Result<PipelineStats> Pipeline::Run() {
     if (!aborted.ok()) spdlog::error("discarding the sink's run failed: {}", aborted.ToString());
     return sink_error;
   }
+  if (options_.all_or_nothing && (!source_error.ok() || stats.stopped)) {
+    Status abandoned = sink_.Finish(false);
+    if (!abandoned.ok()) spdlog::error("abandoning the load failed: {}", abandoned.ToString());
+    if (!source_error.ok()) return source_error;
+    return stats;
+  }
   // Pages without a bookmark (chunks of a split transaction) are made durable too; their
   // bookmark was not persisted, so a later run replays them.
   Status flushed = sink_.Flush();

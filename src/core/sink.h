@@ -28,6 +28,14 @@ struct SinkCapabilities {
   bool evolves_schema = false;
 };
 
+// The error of a bulk load (Sink::BeginBulkLoad) that a row of its target refused:
+// kInvalidArgument, "<where>: bulk load[, row N][, column c]: <error>", `row` the row's
+// 0-based place in the load (N is 1-based). Only such an error means that redoing the load page by
+// page would name the row; any other ends the run as it is.
+Status BulkLoadRefusal(const std::string& where, std::optional<size_t> row,
+                       const std::string& column, const Status& error);
+bool IsBulkLoadRefusal(const Status& status);
+
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -52,10 +60,11 @@ class Sink {
 
   // Announces, before the first Write, that the run is one bulk load (a mirror's snapshot, or
   // `faucet run` of a one-shot read: assembly/bulk_read.h): its pages carry no bookmark and
-  // insert rows, and when the run fails the caller redoes the whole load. A sink may then keep one transaction (one COPY) open across Writes until Flush, so
-  // an error may surface at a later Write or at Flush, discarding every page since the last
-  // Flush; a row the target refuses then fails with kInvalidArgument without being isolated
-  // (the caller redoes the load without this call to name the row). Sinks may ignore it.
+  // insert rows, and when the run fails the caller redoes the whole load. A sink may then keep one
+  // transaction (one COPY) open across Writes until Flush, so an error may surface at a later Write
+  // or at Flush, discarding every page since the last Flush; a row the target refuses then fails
+  // the load with BulkLoadRefusal, without being isolated (the caller redoes the load without this
+  // call to name the row). Sinks may ignore it.
   virtual void BeginBulkLoad() {}
 
   // Like Write, but a row the target cannot take (missing or null key, a value the column

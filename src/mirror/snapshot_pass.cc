@@ -24,6 +24,7 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
   PipelineOptions options;
   options.state_key = "snapshot";
   options.stop = read.stop;
+  options.all_or_nothing = bulk;
   options.dlq = assembly::DlqOptionsFor(*read.doc, parts.dlq_sink.get());
   options.on_page = [&](const Page&, const PipelineStats& stats) {
     if (read.on_rows) read.on_rows(stats.changes);

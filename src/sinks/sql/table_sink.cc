@@ -214,14 +214,6 @@ Result<bool> TableSink::WriteBulk(const WritePlan& plan) {
   return true;
 }
 
-Status TableSink::BulkRefusal(std::optional<size_t> row, const std::string& column,
-                              const Status& error) const {
-  std::string where = "table " + target_.display_name + ": bulk load";
-  if (row) where += ", row " + std::to_string(*row + 1);
-  if (!column.empty()) where += ", column " + column;
-  return InvalidArgument(where + ": " + error.message());
-}
-
 Status TableSink::Flush() {
   if (bulk_ == Bulk::kRequested) bulk_ = Bulk::kOff;
   if (bulk_ != Bulk::kOpen) return Status::Ok();

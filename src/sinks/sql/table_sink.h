@@ -126,9 +126,11 @@ class TableSink : public Sink {
   virtual Status BulkCommit() { return Status::Ok(); }
   virtual void BulkRollback() {}
   // A row a bulk load's target refused, by its place in the load (0-based; the row itself is
-  // gone): "table t: bulk load, row N, column c: <error>", kInvalidArgument.
+  // gone): BulkLoadRefusal (core/sink.h) naming the table.
   Status BulkRefusal(std::optional<size_t> row, const std::string& column,
-                     const Status& error) const;
+                     const Status& error) const {
+    return BulkLoadRefusal("table " + target_.display_name, row, column, error);
+  }
 
  private:
   // Writes the page into the bulk load when one is requested or open; false when the page

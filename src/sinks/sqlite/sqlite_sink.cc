@@ -224,9 +224,12 @@ class SqliteSink : public sql::TableSink {
   }
 
   // Bulk load: one transaction for every page of the load, as `sqlite3 .import` writes, its
-  // rows stepped as in a page. Any target: an upsert statement takes a key that exists.
+  // rows stepped as in a page. Any target: an upsert statement takes a key that exists. Not
+  // with more than one connection to the file: the others would wait for its write lock past
+  // their busy timeout.
   Result<bool> BulkStart(const WritePlan& plan) override {
     (void)plan;
+    if (pool_->size() > 1) return false;
     RETURN_IF_ERROR(Begin());
     bulk_rows_ = 0;
     return true;
