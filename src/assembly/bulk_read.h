@@ -12,13 +12,13 @@ namespace faucet::assembly {
 
 // One run of the read, on parts built for it (a source opened anew reads everything again).
 struct ReadAttempt {
-  bool bulk = false;  // tell the sink Sink::BeginBulkLoad before the run
+  bool bulk = false;  // run it as one bulk load (PipelineOptions::bulk_load)
   bool redo = false;  // the page-by-page run after a refused bulk load
 };
 
 // Without a DLQ, runs `attempt({bulk: true})`: the sink may write the whole read in one
 // transaction (all or nothing, at the speed of a raw COPY; the attempt sets
-// PipelineOptions::all_or_nothing, so a stopped run or a failed source commits nothing). A row
+// PipelineOptions::bulk_load, so a stopped run or a failed source commits nothing). A row
 // the target refuses then fails the load naming only its place in it (IsBulkLoadRefusal), so
 // the read is redone page by page, `attempt({bulk: false, redo: true})`, which names the row's
 // key and column; any other error is the result. With a DLQ (rows isolated page by page) it

@@ -49,11 +49,8 @@ int RunCommand(const std::string& config_path) {
   // A one-shot read is one bulk load when the sink can (all or nothing, at COPY speed); a
   // refused row redoes it page by page on parts built anew.
   auto read_once = [&](assembly::ReadAttempt a) -> Result<PipelineStats> {
-    options.all_or_nothing = a.bulk;
-    if (!a.redo) {
-      if (a.bulk) parts.sink->BeginBulkLoad();
-      return run(parts);
-    }
+    options.bulk_load = a.bulk;
+    if (!a.redo) return run(parts);
     parts = assembly::PipelineParts{};  // the first attempt's query and session end here
     std::vector<std::string> warnings;  // reported already
     ASSIGN_OR_RETURN(assembly::PipelineParts fresh,
@@ -67,7 +64,7 @@ int RunCommand(const std::string& config_path) {
   // The terminal's line ends (a log gets the summary below).
   if (stats.ok() && stats->changes > 0 && isatty(STDERR_FILENO)) progress.Finish(stats->changes);
   if (!stats.ok()) return ReportRunFailure(stats.status().WithContext("run failed"));
-  if (stats->stopped && options.all_or_nothing) {
+  if (stats->stopped && options.bulk_load) {
     spdlog::info("stopped: {} rows read, none written (the copy is one transaction)",
                  stats->changes);
     return kExitOk;

@@ -311,6 +311,7 @@ Result<PipelineStats> Pipeline::Run() {
   RETURN_IF_ERROR(ValidateStateKey(options_.state_key));
   ASSIGN_OR_RETURN(Start start, LoadStart());
   RETURN_IF_ERROR(source_.Open(start.bookmark));
+  if (options_.bulk_load) sink_.BeginBulkLoad();
   RETURN_IF_ERROR(sink_.Open(start.bookmark.has_value()));
   if (options_.dlq) RETURN_IF_ERROR(options_.dlq->sink->Open(/*resuming=*/true));
   if (start.bookmark) spdlog::info("resuming after {}", start.bookmark->ToString());
@@ -394,7 +395,7 @@ Result<PipelineStats> Pipeline::Run() {
     if (!aborted.ok()) spdlog::error("discarding the sink's run failed: {}", aborted.ToString());
     return sink_error;
   }
-  if (options_.all_or_nothing && (!source_error.ok() || stats.stopped)) {
+  if (options_.bulk_load && (!source_error.ok() || stats.stopped)) {
     Status abandoned = sink_.Finish(false);
     if (!abandoned.ok()) spdlog::error("abandoning the load failed: {}", abandoned.ToString());
     if (!source_error.ok()) return source_error;

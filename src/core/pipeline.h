@@ -65,10 +65,10 @@ struct PipelineOptions {
   // Budget of the decode -> write queue: enough for the source to run ahead of the sink by a
   // few pages, not a store (memory stays bounded whatever the transaction or table size).
   size_t queue_bytes = 16 << 20;
-  // The run is one bulk load (Sink::BeginBulkLoad): unless it completes, nothing of it is made
-  // durable. A stopped run or a failed source ends with Finish(false), which abandons the
-  // load, instead of the final Flush.
-  bool all_or_nothing = false;
+  // The run is one bulk load: the sink is told so (Sink::BeginBulkLoad) before it opens, and
+  // unless the run completes nothing of it is made durable: a stopped run or a failed source
+  // ends with Finish(false), which abandons the load, instead of the final Flush.
+  bool bulk_load = false;
   // Set (by a signal handler) to stop at the next page boundary. May be null.
   const std::atomic<bool>* stop = nullptr;
   // Called on the sink thread after each page is written (and, if it has a bookmark,

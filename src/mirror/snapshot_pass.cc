@@ -13,7 +13,6 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
   std::vector<std::string> warnings;  // already reported by validation
   ASSIGN_OR_RETURN(assembly::PipelineParts parts,
                    assembly::MakeParts(*read.doc, *read.source, true, warnings));
-  if (bulk) parts.sink->BeginBulkLoad();
   if (read.on_estimate) read.on_estimate(parts.source->EstimateRows());
   if (in_exported) {
     RETURN_IF_ERROR(parts.source->ReadInSnapshot(*read.exported));
@@ -24,7 +23,7 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
   PipelineOptions options;
   options.state_key = "snapshot";
   options.stop = read.stop;
-  options.all_or_nothing = bulk;
+  options.bulk_load = bulk;
   options.dlq = assembly::DlqOptionsFor(*read.doc, parts.dlq_sink.get());
   options.on_page = [&](const Page&, const PipelineStats& stats) {
     if (read.on_rows) read.on_rows(stats.changes);

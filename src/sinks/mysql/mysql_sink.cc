@@ -357,25 +357,22 @@ class MysqlSink : public sql::TableSink {
 
  protected:
   Status Hold() override {
-    if (session_) return Status::Ok();
-    ASSIGN_OR_RETURN(session_, pool_->Acquire());
-    conn_ = session_->conn;
+    if (!session_) {
+      ASSIGN_OR_RETURN(session_, pool_->Acquire());
+    }
     return Status::Ok();
   }
 
-  void Release() override {
-    conn_ = nullptr;
-    session_.Reset();
-  }
+  void Release() override { session_.Reset(); }
 
   Result<std::optional<std::string>> ReadToken(const std::string& scope) override {
     std::string sql = "SELECT token FROM _faucet_commit_token WHERE scope = ";
     AppendString(scope, sql);
-    if (mysql_real_query(conn_, sql.data(), sql.size()) != 0) {
-      if (mysql_errno(conn_) == ER_NO_SUCH_TABLE) return std::optional<std::string>();
+    if (mysql_real_query(conn(), sql.data(), sql.size()) != 0) {
+      if (mysql_errno(conn()) == ER_NO_SUCH_TABLE) return std::optional<std::string>();
       return Error("cannot read the commit token");
     }
-    MYSQL_RES* res = mysql_store_result(conn_);
+    MYSQL_RES* res = mysql_store_result(conn());
     if (res == nullptr) return Error("cannot read the commit token");
     std::optional<std::string> token;
     if (MYSQL_ROW row = mysql_fetch_row(res)) {
@@ -404,7 +401,7 @@ class MysqlSink : public sql::TableSink {
     return Status::Ok();
   }
   void Rollback() override {
-    if (!session_->broken && mysql_real_query(conn_, "ROLLBACK", 8) == 0) {
+    if (!session_->broken && mysql_real_query(conn(), "ROLLBACK", 8) == 0) {
       session_->in_transaction = false;
     }
   }
@@ -527,12 +524,15 @@ class MysqlSink : public sql::TableSink {
   }
 
  private:
+  // The held session's connection. REQUIRES: a session is held.
+  MYSQL* conn() const { return session_->conn; }
+
   // With innodb_flush_log_at_trx_commit != 1 a commit is not on disk when COMMIT returns:
   // Flush's promise then holds against a process crash but not an OS crash.
   void WarnIfNotDurable() {
     const char* sql = "SELECT @@innodb_flush_log_at_trx_commit";
-    if (mysql_real_query(conn_, sql, std::strlen(sql)) != 0) return;
-    MYSQL_RES* res = mysql_store_result(conn_);
+    if (mysql_real_query(conn(), sql, std::strlen(sql)) != 0) return;
+    MYSQL_RES* res = mysql_store_result(conn());
     if (res == nullptr) return;
     MYSQL_ROW row = mysql_fetch_row(res);
     if (row != nullptr && row[0] != nullptr && std::strcmp(row[0], "1") != 0) {
@@ -545,8 +545,8 @@ class MysqlSink : public sql::TableSink {
   }
 
   Status Error(const std::string& what) {
-    unsigned int err = mysql_errno(conn_);
-    std::string message = mysql_error(conn_);
+    unsigned int err = mysql_errno(conn());
+    std::string message = mysql_error(conn());
     StatusCode code = CodeFor(err);
     if (err >= CR_MIN_ERROR && err <= CR_MAX_ERROR) code = StatusCode::kUnavailable;
     if (code == StatusCode::kUnavailable) session_->broken = true;
@@ -555,7 +555,7 @@ class MysqlSink : public sql::TableSink {
   }
 
   Status Query(const std::string& sql, const std::string& what) {
-    if (mysql_real_query(conn_, sql.data(), sql.size()) == 0) return Status::Ok();
+    if (mysql_real_query(conn(), sql.data(), sql.size()) == 0) return Status::Ok();
     return Error(what);
   }
 
@@ -574,7 +574,7 @@ class MysqlSink : public sql::TableSink {
         " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
         name + " ORDER BY ORDINAL_POSITION";
     RETURN_IF_ERROR(Query(sql, "cannot read the table's columns"));
-    MYSQL_RES* res = mysql_store_result(conn_);
+    MYSQL_RES* res = mysql_store_result(conn());
     if (res == nullptr) return Error("cannot read the table's columns");
     literals_.clear();
     definitions_.clear();
@@ -598,7 +598,7 @@ class MysqlSink : public sql::TableSink {
               " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
                   name + " AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX",
               "cannot read the table's unique indexes"));
-    res = mysql_store_result(conn_);
+    res = mysql_store_result(conn());
     if (res == nullptr) return Error("cannot read the table's unique indexes");
     std::string index;
     while (MYSQL_ROW row = mysql_fetch_row(res)) {
@@ -616,7 +616,7 @@ class MysqlSink : public sql::TableSink {
     size_t at = out.size();
     out.resize(at + 2 * text.size() + 3);
     out[at] = '\'';
-    unsigned long n = mysql_real_escape_string(conn_, out.data() + at + 1, text.data(),
+    unsigned long n = mysql_real_escape_string(conn(), out.data() + at + 1, text.data(),
                                                static_cast<unsigned long>(text.size()));
     out[at + 1 + n] = '\'';
     out.resize(at + n + 2);
@@ -747,7 +747,6 @@ class MysqlSink : public sql::TableSink {
 
   const std::shared_ptr<MysqlPool> pool_;
   MysqlPool::Lease session_;  // held from Hold to Release
-  MYSQL* conn_ = nullptr;     // the held session's connection
   const MysqlUrl parts_;
   const std::string table_;
   std::string write_table_;        // the quoted table, or the overwrite table while one is open

@@ -336,14 +336,12 @@ class PostgresSink : public sql::TableSink {
   Status Hold() override {
     if (!session_) {
       ASSIGN_OR_RETURN(session_, pool_->Acquire());
-      conn_ = session_->conn.get();
     }
     return EnsureStage();
   }
 
   void Release() override {
     begin_pending_ = false;
-    conn_ = nullptr;
     session_.Reset();
   }
 
@@ -378,7 +376,7 @@ class PostgresSink : public sql::TableSink {
       begin_pending_ = false;
       return;
     }
-    if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) PgResult(PQexec(conn_, "ROLLBACK"));
+    if (PQstatus(conn()) == CONNECTION_OK) PgResult(PQexec(conn(), "ROLLBACK"));
   }
 
   RangeResult ApplyRange(const WritePlan& plan, size_t begin, size_t end) override {
@@ -488,6 +486,9 @@ class PostgresSink : public sql::TableSink {
   }
 
  private:
+  // The held session's connection. REQUIRES: a session is held.
+  PGconn* conn() const { return session_->conn.get(); }
+
   Status CheckOverwriteName() const {
     if (table_.size() + std::strlen(kOverwriteSuffix) > kMaxIdentifierBytes) {
       return InvalidArgument("table " + target().display_name + ": the name is too long for " +
@@ -585,10 +586,10 @@ class PostgresSink : public sql::TableSink {
   }
 
   Result<PgResult> Exec(const std::string& sql, std::string_view what) {
-    PgResult res(PQexec(conn_, (TakeBegin() + sql).c_str()));
+    PgResult res(PQexec(conn(), (TakeBegin() + sql).c_str()));
     ExecStatusType st = PQresultStatus(res.get());
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
-    return ErrorStatus(conn_, res.get(), what);
+    return ErrorStatus(conn(), res.get(), what);
   }
 
   Result<PgResult> ExecParams(const char* sql, const std::vector<std::string>& params,
@@ -597,20 +598,20 @@ class PostgresSink : public sql::TableSink {
     if (begin_pending_) RETURN_IF_ERROR(Exec("", "cannot begin a transaction").status());
     std::vector<const char*> values;
     for (const std::string& p : params) values.push_back(p.c_str());
-    PgResult res(PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(),
+    PgResult res(PQexecParams(conn(), sql, static_cast<int>(values.size()), nullptr, values.data(),
                               nullptr, nullptr, 0));
     ExecStatusType st = PQresultStatus(res.get());
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
-    return ErrorStatus(conn_, res.get(), what);
+    return ErrorStatus(conn(), res.get(), what);
   }
 
   // Reads every remaining result of the current query, keeping the first error.
   RangeResult DrainResults(RangeResult result, std::string_view what) {
-    while (PGresult* raw = PQgetResult(conn_)) {
+    while (PGresult* raw = PQgetResult(conn())) {
       PgResult res(raw);
       ExecStatusType st = PQresultStatus(raw);
       if (result.status.ok() && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        result.status = ErrorStatus(conn_, raw, what);
+        result.status = ErrorStatus(conn(), raw, what);
         if (const char* column = PQresultErrorField(raw, PG_DIAG_COLUMN_NAME)) {
           result.column = column;
         }
@@ -635,16 +636,16 @@ class PostgresSink : public sql::TableSink {
   // Starts `command`, whose last statement is a COPY ... FROM STDIN.
   RangeResult StartCopy(const std::string& command) {
     const std::string what = "table " + target().display_name + ": COPY";
-    if (PQsendQuery(conn_, (TakeBegin() + command).c_str()) != 1) {
-      return {Unavailable(Redact(what + ": " + OneLine(PQerrorMessage(conn_))))};
+    if (PQsendQuery(conn(), (TakeBegin() + command).c_str()) != 1) {
+      return {Unavailable(Redact(what + ": " + OneLine(PQerrorMessage(conn()))))};
     }
     for (;;) {
-      PgResult res(PQgetResult(conn_));
+      PgResult res(PQgetResult(conn()));
       if (res == nullptr) return {Internal(what + ": the server did not start the COPY")};
       ExecStatusType st = PQresultStatus(res.get());
       if (st == PGRES_COPY_IN) break;
       if (st != PGRES_COMMAND_OK) {
-        return DrainResults({ErrorStatus(conn_, res.get(), what)}, what);
+        return DrainResults({ErrorStatus(conn(), res.get(), what)}, what);
       }
     }
     buf_.clear();
@@ -654,7 +655,7 @@ class PostgresSink : public sql::TableSink {
   // Sends the rows buffered in buf_ to the open COPY.
   bool SendCopyData() {
     bool sent =
-        buf_.empty() || PQputCopyData(conn_, buf_.data(), static_cast<int>(buf_.size())) == 1;
+        buf_.empty() || PQputCopyData(conn(), buf_.data(), static_cast<int>(buf_.size())) == 1;
     buf_.clear();
     return sent;
   }
@@ -663,12 +664,12 @@ class PostgresSink : public sql::TableSink {
   RangeResult EndCopy(bool sent) {
     const std::string what = "table " + target().display_name + ": COPY";
     buf_.clear();
-    PQputCopyEnd(conn_, sent ? nullptr : "faucet: sending the rows failed");
-    PgResult res(PQgetResult(conn_));
+    PQputCopyEnd(conn(), sent ? nullptr : "faucet: sending the rows failed");
+    PgResult res(PQgetResult(conn()));
     RangeResult result;
     last_sqlstate_.clear();
     if (res == nullptr || PQresultStatus(res.get()) != PGRES_COMMAND_OK) {
-      result.status = ErrorStatus(conn_, res.get(), what);
+      result.status = ErrorStatus(conn(), res.get(), what);
       if (res != nullptr && PQresultErrorField(res.get(), PG_DIAG_SQLSTATE) != nullptr) {
         last_sqlstate_ = PQresultErrorField(res.get(), PG_DIAG_SQLSTATE);
       }
@@ -683,8 +684,8 @@ class PostgresSink : public sql::TableSink {
   // savepoint when one fails.
   RangeResult ExecRange(const std::string& sql) {
     const std::string what = "table " + target().display_name;
-    if (PQsendQuery(conn_, (TakeBegin() + sql).c_str()) != 1) {
-      return {Unavailable(Redact(what + ": " + OneLine(PQerrorMessage(conn_))))};
+    if (PQsendQuery(conn(), (TakeBegin() + sql).c_str()) != 1) {
+      return {Unavailable(Redact(what + ": " + OneLine(PQerrorMessage(conn()))))};
     }
     RangeResult result = DrainResults({}, what);
     if (!result.status.ok()) UndoRange();
@@ -692,7 +693,7 @@ class PostgresSink : public sql::TableSink {
   }
 
   void UndoRange() {
-    PgResult(PQexec(conn_, "ROLLBACK TO SAVEPOINT faucet_range; RELEASE SAVEPOINT faucet_range"));
+    PgResult(PQexec(conn(), "ROLLBACK TO SAVEPOINT faucet_range; RELEASE SAVEPOINT faucet_range"));
   }
 
   // An upsert page whose keys are all new (a mirror's snapshot, an insert-heavy stream) is an
@@ -1012,7 +1013,7 @@ class PostgresSink : public sql::TableSink {
 
   void BulkRollback() override {
     if (!bulk_columns_.empty()) {
-      PQputCopyEnd(conn_, "faucet: the load is abandoned");
+      PQputCopyEnd(conn(), "faucet: the load is abandoned");
       DrainResults({}, "");
       bulk_columns_.clear();
     }
@@ -1034,8 +1035,7 @@ class PostgresSink : public sql::TableSink {
   }
 
   const std::shared_ptr<PgPool> pool_;
-  PgPool::Lease session_;   // held from Hold to Release
-  PGconn* conn_ = nullptr;  // the held session's connection
+  PgPool::Lease session_;  // held from Hold to Release
   const std::string schema_;
   const std::string table_;
   const std::string qualified_;           // "schema"."table"

@@ -147,15 +147,14 @@ class SqliteSink : public sql::TableSink {
 
  protected:
   Status Hold() override {
-    if (session_) return Status::Ok();
-    ASSIGN_OR_RETURN(session_, pool_->Acquire());
-    db_ = session_->db;
+    if (!session_) {
+      ASSIGN_OR_RETURN(session_, pool_->Acquire());
+    }
     return Status::Ok();
   }
 
   void Release() override {
     ClearStatements();
-    db_ = nullptr;
     session_.Reset();
   }
 
@@ -189,7 +188,8 @@ class SqliteSink : public sql::TableSink {
   Status Begin() override { return ExecText("BEGIN IMMEDIATE", "cannot begin a transaction"); }
   Status Commit() override { return ExecText("COMMIT", "cannot commit"); }
   void Rollback() override {
-    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (sqlite3_get_autocommit(db()) == 0)
+      sqlite3_exec(db(), "ROLLBACK", nullptr, nullptr, nullptr);
   }
 
   // Rows are stepped one by one in page order; a refused row undoes only its own statement
@@ -358,7 +358,10 @@ class SqliteSink : public sql::TableSink {
   }
 
  private:
-  Status Error(int rc, const std::string& what) const { return StatusFor(db_, rc, what); }
+  // The held session's database. REQUIRES: a session is held.
+  sqlite3* db() const { return session_->db; }
+
+  Status Error(int rc, const std::string& what) const { return StatusFor(db(), rc, what); }
 
   // SQLite names a column as "table.column" at the end of its constraint messages.
   std::string ColumnOf(const std::string& message) const {
@@ -370,13 +373,13 @@ class SqliteSink : public sql::TableSink {
 
   Status ExecText(const std::string& sql, const std::string& what) {
     char* err = nullptr;
-    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+    int rc = sqlite3_exec(db(), sql.c_str(), nullptr, nullptr, &err);
     sqlite3_free(err);
     return rc == SQLITE_OK ? Status::Ok() : Error(rc, what);
   }
 
   Status Prepare(const std::string& sql, sqlite3_stmt** stmt) {
-    int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+    int rc = sqlite3_prepare_v3(db(), sql.c_str(), static_cast<int>(sql.size()),
                                 SQLITE_PREPARE_PERSISTENT, stmt, nullptr);
     return rc == SQLITE_OK ? Status::Ok() : Error(rc, "table " + target().display_name);
   }
@@ -438,7 +441,7 @@ class SqliteSink : public sql::TableSink {
     if (rc != SQLITE_DONE) return Error(rc, "cannot read the table's columns");
     if (table.columns.empty()) {
       return NotFound("sqlite sink: table " + table_ + " does not exist in " +
-                      sqlite3_db_filename(db_, "main") + " (create it before the first run)");
+                      sqlite3_db_filename(db(), "main") + " (create it before the first run)");
     }
     // The primary key is a conflict target even as the rowid alias, which has no index.
     if (!primary_key.empty()) {
@@ -556,7 +559,6 @@ class SqliteSink : public sql::TableSink {
 
   const std::shared_ptr<SqlitePool> pool_;
   SqlitePool::Lease session_;  // held from Hold to Release
-  sqlite3* db_ = nullptr;      // the held session's database
   const std::string table_;
   bool strict_ = false;            // a STRICT table (CREATE TABLE ... STRICT)
   std::string write_table_;        // the quoted table, or the overwrite table while one is open
