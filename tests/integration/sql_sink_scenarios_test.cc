@@ -379,7 +379,7 @@ TEST_P(SqlSinkScenario, UpsertWithoutUniqueIndexOnTheKeyIsRefusedAtOpen) {
 // By position in the Values below: naming must not connect (tests are listed without servers).
 // A fresh items table and an upsert sink on it, told that a bulk load follows (Open makes the
 // sink, so that a test can put rows in the table first). The sinks with a bulk load: postgres
-// (one COPY) and sqlite (one transaction of statements).
+// (one COPY), sqlite (one transaction of statements) and mysql (one LOAD DATA per page).
 class SqlBulkLoad : public ::testing::TestWithParam<BackendFactory> {
  protected:
   void SetUp() override {
@@ -394,15 +394,16 @@ class SqlBulkLoad : public ::testing::TestWithParam<BackendFactory> {
   std::string Rows() { return Dump(*b_, table); }
 
   // Loads two clean rows, then `second`, whose second row (the load's 4th) is refused: the
-  // load fails naming it, and nothing of it remains.
-  void ExpectSecondPageRefused(const Page& second, const std::string& column) {
+  // load fails naming it (`place`), and nothing of it remains.
+  void ExpectSecondPageRefused(const Page& second, const std::string& column,
+                               const std::string& place = "bulk load, row 4") {
     Open();
     ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("1")}),
                                   Read(rel, {T("2"), T("b"), Null(), T("2")})})));
     Status st = sink->Write(second);
     if (st.ok()) st = sink->Flush();
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
-    EXPECT_NE(st.message().find("bulk load, row 4"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(place), std::string::npos) << st.message();
     EXPECT_NE(st.message().find(column), std::string::npos) << st.message();
     ASSERT_OK(sink->Finish(false));
     EXPECT_EQ(Rows(), "");
@@ -461,11 +462,11 @@ TEST_P(SqlBulkLoad, EndsAtAPageThatDeletes) {
   ASSERT_OK(sink->Flush());
 }
 
-// Postgres loads by COPY, which cannot upsert: a keyed table that already holds rows is loaded
-// page by page, and a key repeated across pages fails the load.
-class PostgresBulkLoad : public SqlBulkLoad {};
+// Postgres loads by COPY and MySQL by LOAD DATA, which cannot upsert: a keyed table that
+// already holds rows is loaded page by page, and a key repeated across pages fails the load.
+class InsertingBulkLoad : public SqlBulkLoad {};
 
-TEST_P(PostgresBulkLoad, IntoATableWithRowsUpsertsPageByPage) {
+TEST_P(InsertingBulkLoad, IntoATableWithRowsUpsertsPageByPage) {
   b_->Exec("INSERT INTO " + b_->Quote(table) + " VALUES (1, 'old', NULL, 0)");
   Open();
   ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("new"), Null(), T("1")}),
@@ -474,10 +475,12 @@ TEST_P(PostgresBulkLoad, IntoATableWithRowsUpsertsPageByPage) {
   ASSERT_OK(sink->Flush());
 }
 
-TEST_P(PostgresBulkLoad, ARepeatedKeyFailsTheWholeLoad) {
-  ExpectSecondPageRefused(PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
-                                  Read(rel, {T("2"), T("x"), Null(), T("2")})}),
-                          "");
+// MySQL's duplicate-key warning does not say which row of the LOAD DATA it is.
+TEST_P(InsertingBulkLoad, ARepeatedKeyFailsTheWholeLoad) {
+  ExpectSecondPageRefused(
+      PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+              Read(rel, {T("2"), T("x"), Null(), T("2")})}),
+      "", b_->Name() == "mysql" ? "bulk load: Duplicate entry '2'" : "bulk load, row 4");
 }
 
 // SQLite loads by its upsert statements: a table with rows, and a key repeated across pages,
@@ -495,6 +498,92 @@ TEST_P(SqliteBulkLoad, IntoATableWithRowsUpsertsInTheLoad) {
   EXPECT_EQ(Rows(), "1|new|NULL|1;2|c|NULL|3");
 }
 
+// MySQL loads with LOAD DATA LOCAL INFILE, which the server runs as with IGNORE: a value it
+// would refuse in an INSERT is altered or skipped with a warning, which refuses the load.
+class MysqlBulkLoad : public SqlBulkLoad {};
+
+TEST_P(MysqlBulkLoad, ATooLongValueFailsTheWholeLoad) {
+  ExpectSecondPageRefused(
+      PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+              Read(rel, {T("4"), T(std::string(101, 'd').c_str()), Null(), T("4")})}),
+      "column name");
+}
+
+TEST_P(MysqlBulkLoad, ANullIntoNotNullFailsTheWholeLoad) {
+  b_->Exec("ALTER TABLE " + b_->Quote(table) + " MODIFY qty INT NOT NULL");
+  ExpectSecondPageRefused(PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
+                                  Read(rel, {T("4"), T("d"), Null(), Null()})}),
+                          "column qty");
+}
+
+// Every type the sink converts lands the same through a bulk load as through pages: NULLs,
+// text with the LOAD DATA format's own characters (tab, newline, backslash, \N, NUL), emoji,
+// bytes (0x00, 0x09, 0x5c), decimals (one rounded, with a note), dates, times, JSON.
+TEST_P(MysqlBulkLoad, ValuesLandAsThroughPages) {
+  const std::string columns =
+      " (id INT PRIMARY KEY, flag TINYINT(1), ts DATETIME(6), tstz TIMESTAMP(6) NULL,"
+      " tm TIME(6), bin VARBINARY(10), bl BLOB, num DECIMAL(40,20), r DECIMAL(5,2), j JSON,"
+      " t TEXT, dbl DOUBLE, d DATE, lat VARCHAR(20) CHARACTER SET latin1, e ENUM('a', 'b'))";
+  const std::string paged = table + "_p";
+  b_->Exec("CREATE TABLE " + b_->Quote(paged) + columns);
+  b_->Exec("DROP TABLE " + b_->Quote(table));
+  b_->Exec("CREATE TABLE " + b_->Quote(table) + columns);
+  const RelationPtr all = Relation({"id", "flag", "ts", "tstz", "tm", "bin", "bl", "num", "r", "j",
+                                    "t", "dbl", "d", "lat", "e"});
+  const Page page = PageOf({
+      Read(all, {T("1"), T("t"), T("2024-01-01 10:00:00.5+02"), T("2024-01-01 00:30:00-01:30"),
+                 T("12:00:00+05:30"), T("\\x0009ff5c0a"), T("\\x5c4e"),
+                 T("12345678901234567890.12345678901234567890"), T("1.125"),
+                 T("{\"a\": [1, \"x\\ty\"]}"),
+                 Cell::Value(std::string("tab\there\nline \\ back\\slash \\N h\xC3\xA9llo "
+                                         "\xF0\x9F\x9A\x80 nul") +
+                             '\0' + "end"),
+                 T("-1.5e3"), T("2024-02-29"), T("h\xC3\xA9llo"), T("b")}),
+      Read(all, {T("2"), T("f"), T("2024-03-01 00:00:00+00"), T("1999-12-31 23:00:00-02"),
+                 T("00:00:00"), T("plain"), T("\\x"), T("-0.5"), T("0"), T("null"), T(""), T("0"),
+                 Null(), T("NULL"), T("a")}),
+      Read(all, {T("3"), Null(), Null(), Null(), Null(), Null(), Null(), Null(), Null(), Null(),
+                 T("\\N"), Null(), Null(), Null(), Null()}),
+  });
+  auto page_sink = OpenSink(*b_, paged, kUpsert);
+  ASSERT_NE(page_sink, nullptr);
+  ASSERT_OK(page_sink->Write(page));
+  ASSERT_OK(page_sink->Finish(true));
+
+  Open();
+  ASSERT_OK(sink->Write(page));
+  EXPECT_EQ(b_->Query("SELECT count(*) FROM " + b_->Quote(table))[0][0], "0") << "not loaded";
+  ASSERT_OK(sink->Flush());
+  ASSERT_OK(sink->Finish(true));
+
+  const std::string select =
+      "SELECT id, flag, ts, tstz, tm, HEX(bin), HEX(bl), num, r, j, HEX(t), dbl, d, HEX(lat), e"
+      " FROM ";
+  const sqltest::Rows loaded = b_->Query(select + b_->Quote(table) + " ORDER BY id");
+  EXPECT_EQ(loaded, b_->Query(select + b_->Quote(paged) + " ORDER BY id"));
+  ASSERT_EQ(loaded.size(), 3u);
+  EXPECT_EQ(loaded[0][5], "0009FF5C0A");
+  EXPECT_EQ(loaded[0][8], "1.13");
+  EXPECT_EQ(loaded[0][13], "68E96C6C6F");  // latin1
+  EXPECT_EQ(loaded[1][5], "706C61696E");
+  EXPECT_EQ(loaded[1][6], "");
+  EXPECT_EQ(loaded[1][10], "");
+  EXPECT_EQ(loaded[1][13], "4E554C4C");  // the text NULL
+  EXPECT_EQ(loaded[2][1], std::nullopt);
+  EXPECT_EQ(loaded[2][10], "5C4E");  // the text \N
+  b_->Exec("DROP TABLE " + b_->Quote(paged) + ", " + b_->Quote(table));
+}
+
+// A BIT or YEAR column reads a LOAD DATA field (a string) unlike the page's number ('0' is
+// the year 2000, 0 the year 0000): such a table is loaded page by page.
+TEST_P(MysqlBulkLoad, ATableWithAYearColumnIsLoadedPageByPage) {
+  b_->Exec("ALTER TABLE " + b_->Quote(table) + " MODIFY qty YEAR");
+  Open();
+  ASSERT_OK(sink->Write(PageOf({Read(rel, {T("1"), T("a"), Null(), T("0")})})));
+  EXPECT_EQ(Rows(), "1|a|NULL|0000");  // committed by the Write
+  ASSERT_OK(sink->Flush());
+}
+
 std::string BackendName(const ::testing::TestParamInfo<BackendFactory>& info) {
   static const char* kNames[] = {"postgres", "sqlite", "mysql"};
   return kNames[info.index];
@@ -505,11 +594,18 @@ INSTANTIATE_TEST_SUITE_P(Sql, SqlSinkScenario,
                                            &MakeMysqlBackend),
                          BackendName);
 INSTANTIATE_TEST_SUITE_P(Sql, SqlBulkLoad,
-                         ::testing::Values(&MakePostgresBackend, &MakeSqliteBackend), BackendName);
-INSTANTIATE_TEST_SUITE_P(Sql, PostgresBulkLoad, ::testing::Values(&MakePostgresBackend),
+                         ::testing::Values(&MakePostgresBackend, &MakeSqliteBackend,
+                                           &MakeMysqlBackend),
                          BackendName);
+INSTANTIATE_TEST_SUITE_P(Sql, InsertingBulkLoad,
+                         ::testing::Values(&MakePostgresBackend, &MakeMysqlBackend),
+                         [](const auto& info) {
+                           return std::string(info.index == 0 ? "postgres" : "mysql");
+                         });
 INSTANTIATE_TEST_SUITE_P(Sql, SqliteBulkLoad, ::testing::Values(&MakeSqliteBackend),
                          [](const auto&) { return std::string("sqlite"); });
+INSTANTIATE_TEST_SUITE_P(Sql, MysqlBulkLoad, ::testing::Values(&MakeMysqlBackend),
+                         [](const auto&) { return std::string("mysql"); });
 
 }  // namespace
 }  // namespace faucet::sqltest

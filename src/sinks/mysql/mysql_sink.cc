@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -240,6 +241,84 @@ bool ShiftToUtc(std::string_view text, bool has_date, std::string& out) {
   return true;
 }
 
+// A cell as MySQL is to take it, whether it is sent as a literal (INSERT) or as a field of a
+// bulk load (LOAD DATA): the one place Postgres text forms are converted by column type.
+struct Value {
+  enum class Kind : uint8_t {
+    kNull,
+    kNumber,  // unquoted in SQL (a BIT or YEAR column reads a number and a string differently)
+    kText,    // a string
+    kHex,     // the hex digits of a binary string
+  };
+  Kind kind = Kind::kNull;
+  std::string_view text;
+};
+
+// `shifted` holds the text of a converted timestamp: it must outlive the value.
+Value ValueOf(Literal literal, const Cell* cell, std::string& shifted) {
+  if (cell == nullptr || cell->state != CellState::kValue) return {};
+  const std::string& text = cell->text;
+  switch (literal) {
+    case Literal::kNumber:
+      if (std::optional<bool> b = ParseBoolText(text))
+        return {Value::Kind::kNumber, *b ? "1" : "0"};
+      if (IsPlainNumber(text)) return {Value::Kind::kNumber, text};
+      break;
+    case Literal::kDateTime:
+    case Literal::kTime:
+      if (ShiftToUtc(text, literal == Literal::kDateTime, shifted)) {
+        return {Value::Kind::kText, shifted};
+      }
+      break;
+    case Literal::kBinary:
+      if (text.size() >= 2 && text[0] == '\\' && text[1] == 'x' &&
+          IsHex(std::string_view(text).substr(2)) && text.size() % 2 == 0) {
+        return {Value::Kind::kHex, std::string_view(text).substr(2)};
+      }
+      break;
+    case Literal::kString:
+      break;
+  }
+  return {Value::Kind::kText, text};
+}
+
+// `value` as a field of LOAD DATA's text format (FIELDS TERMINATED BY '\t' ESCAPED BY '\\'
+// LINES TERMINATED BY '\n'): \N for NULL, the terminators, the escape and NUL escaped. A
+// binary column's field is the hex of its bytes, loaded through UNHEX: the server reads the
+// data as utf8mb4, which arbitrary bytes are not.
+void AppendField(const Value& value, bool binary, std::string& out) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  if (value.kind == Value::Kind::kNull) {
+    out += "\\N";
+  } else if (binary && value.kind == Value::Kind::kHex) {
+    out += value.text;
+  } else if (binary) {
+    for (char c : value.text) {
+      out += kDigits[static_cast<unsigned char>(c) >> 4];
+      out += kDigits[static_cast<unsigned char>(c) & 0xf];
+    }
+  } else {
+    for (char c : value.text) {
+      switch (c) {
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\0':
+          out += "\\0";
+          break;
+        default:
+          out += c;
+      }
+    }
+  }
+}
+
 // MySQL/MariaDB error numbers as statuses. Connection loss, lock waits, deadlocks and a
 // server shutting down may pass; a value or constraint the table refuses is the row's; a
 // missing table or column, or a denied privilege, means the table no longer fits the plan.
@@ -291,11 +370,15 @@ StatusCode CodeFor(unsigned int err) {
 }
 
 // The column a MySQL message names: "... for column 'qty' at row 1", "Column 'qty' cannot be
-// null", "... for column `db`.`t`.`qty` at row 1" (the last quoted part).
+// null", "... for column `db`.`t`.`qty` at row 1" (the last quoted part), "Column set to
+// default value; NULL supplied to NOT NULL column 'qty' at row 2" (the first quoted one).
 std::string ColumnOf(const std::string& message) {
-  size_t at = message.find("olumn ");
-  if (at == std::string::npos) return "";
-  at += 6;
+  size_t at = 0;
+  do {
+    at = message.find("olumn ", at);
+    if (at == std::string::npos) return "";
+    at += 6;
+  } while (at == message.size() || (message[at] != '\'' && message[at] != '`'));
   std::string column;
   while (at < message.size() && (message[at] == '\'' || message[at] == '`')) {
     char q = message[at];
@@ -308,6 +391,43 @@ std::string ColumnOf(const std::string& message) {
   return column;
 }
 
+// What a LOAD DATA LOCAL INFILE of a session reads, from memory: the lines `next` renders one
+// at a time, so a load holds one line and the client's packet buffer. Without `next` (no
+// load in progress) a request for a file fails: the server can never make the client read one.
+struct InfileFeed {
+  // Appends the next line to `out`; false when there is none.
+  std::function<bool(std::string& out)> next;
+  std::string line;
+  size_t at = 0;  // bytes of `line` already read
+
+  // The callbacks of mysql_set_local_infile_handler, `userdata` the feed.
+  static int Init(void** state, const char* /*filename*/, void* userdata) {
+    *state = userdata;  // the end and error callbacks get it even when this fails
+    return static_cast<InfileFeed*>(userdata)->next ? 0 : 1;
+  }
+  static int Read(void* state, char* buf, unsigned int size) {
+    auto* feed = static_cast<InfileFeed*>(state);
+    unsigned int n = 0;
+    while (n < size) {
+      if (feed->at == feed->line.size()) {
+        feed->line.clear();
+        feed->at = 0;
+        if (!feed->next(feed->line)) break;
+      }
+      const size_t k = std::min<size_t>(size - n, feed->line.size() - feed->at);
+      std::memcpy(buf + n, feed->line.data() + feed->at, k);
+      feed->at += k;
+      n += static_cast<unsigned int>(k);
+    }
+    return static_cast<int>(n);
+  }
+  static void End(void* /*state*/) {}
+  static int Error(void* /*state*/, char* message, unsigned int size) {
+    std::snprintf(message, size, "faucet: LOAD DATA LOCAL INFILE outside a bulk load");
+    return CR_UNKNOWN_ERROR;
+  }
+};
+
 // A destination session: its connection, whether it failed, whether a transaction is open.
 struct MysqlSession {
   ~MysqlSession() { mysql_close(conn); }
@@ -318,6 +438,7 @@ struct MysqlSession {
   MYSQL* conn = nullptr;
   bool broken = false;
   bool in_transaction = false;
+  InfileFeed feed;  // the connection's infile handler reads it (a session never moves)
 };
 using MysqlPool = sql::SessionPool<MysqlSession>;
 
@@ -329,6 +450,11 @@ Result<std::unique_ptr<MysqlSession>> OpenSession(const std::string& url, const 
   unsigned int timeout = 10;
   mysql_options(conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
   mysql_options(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  // For the bulk load's LOAD DATA LOCAL INFILE, whose rows come from the session's feed.
+  unsigned int local_infile = 1;
+  mysql_options(conn, MYSQL_OPT_LOCAL_INFILE, &local_infile);
+  mysql_set_local_infile_handler(conn, &InfileFeed::Init, &InfileFeed::Read, &InfileFeed::End,
+                                 &InfileFeed::Error, &session->feed);
   if (mysql_real_connect(conn, parts.host.c_str(), parts.user.c_str(), parts.password.c_str(),
                          parts.database.c_str(), parts.port, nullptr, 0) == nullptr) {
     return Unavailable(Redact("mysql sink " + url + ": cannot connect: " + mysql_error(conn)));
@@ -523,6 +649,96 @@ class MysqlSink : public sql::TableSink {
     return Query("DROP TABLE IF EXISTS " + fresh, "cannot drop the overwrite table");
   }
 
+  // Bulk load: one transaction, and one LOAD DATA LOCAL INFILE per page (per column group of
+  // it), whose rows the session's feed renders from the page as the server reads them. A keyed
+  // target must be empty: LOAD DATA cannot upsert. Declined when the server refuses local
+  // infile, and for a table with a BIT or YEAR column, which a LOAD DATA field (a string)
+  // fills differently from the page's unquoted number.
+  Result<bool> BulkStart(const WritePlan& plan) override {
+    if (!textual_mismatch_.empty()) {
+      spdlog::info(
+          "table {}: column {} reads a number and a string differently: the load is "
+          "written page by page",
+          target().display_name, textual_mismatch_);
+      return false;
+    }
+    RETURN_IF_ERROR(Begin());
+    std::string sql = "SELECT @@local_infile";
+    if (plan.keyed()) sql += ", EXISTS (SELECT 1 FROM " + write_table_ + ")";
+    Status read = Query(sql, "cannot read the table");
+    MYSQL_RES* res = read.ok() ? mysql_store_result(conn()) : nullptr;
+    if (read.ok() && res == nullptr) read = Error("cannot read the table");
+    if (!read.ok()) {
+      Rollback();
+      return read;
+    }
+    MYSQL_ROW row = mysql_fetch_row(res);
+    const bool local_infile = row != nullptr && row[0] != nullptr && std::strcmp(row[0], "1") == 0;
+    const bool has_rows =
+        plan.keyed() && row != nullptr && row[1] != nullptr && std::strcmp(row[1], "1") == 0;
+    mysql_free_result(res);
+    if (!local_infile || has_rows) {
+      Rollback();
+      spdlog::info("table {}: {}: the load is written page by page", target().display_name,
+                   has_rows ? "it already holds rows" : "the server has local_infile off");
+      return false;
+    }
+    bulk_rows_ = 0;
+    return true;
+  }
+
+  Status BulkAppend(const WritePlan& plan) override {
+    const std::vector<sql::TargetColumn>& cols = target().columns;
+    for (size_t g = 0; g < plan.groups().size(); ++g) {
+      positions_.clear();
+      for (size_t r = 0; r < plan.size(); ++r) {
+        if (plan.row(r).group == g) positions_.push_back(r);
+      }
+      if (positions_.empty()) continue;
+      const std::vector<int>& columns = plan.groups()[g];
+      std::string load = "LOAD DATA LOCAL INFILE 'faucet' INTO TABLE " + write_table_ +
+                         " CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\'"
+                         " LINES TERMINATED BY '\\n' (";
+      std::string set;
+      for (size_t i = 0; i < columns.size(); ++i) {
+        std::string name = Quote(cols[columns[i]].name);
+        if (literals_[columns[i]] == Literal::kBinary) {
+          const std::string var = "@b" + std::to_string(i);
+          set += (set.empty() ? " SET " : ", ") + name + " = UNHEX(" + var + ")";
+          name = var;
+        }
+        load += (i ? ", " : "") + name;
+      }
+      load += ")" + set;
+      size_t next = 0;
+      session_->feed.next = [&](std::string& out) {
+        if (next == positions_.size()) return false;
+        const size_t r = positions_[next++];
+        for (size_t i = 0; i < columns.size(); ++i) {
+          if (i) out += '\t';
+          const Literal literal = literals_[columns[i]];
+          AppendField(ValueOf(literal, plan.cell(r, columns[i]), shifted_),
+                      literal == Literal::kBinary, out);
+        }
+        out += '\n';
+        return true;
+      };
+      Status loaded = Query(load, "table " + target().display_name);
+      session_->feed = {};
+      if (loaded.ok()) {
+        loaded = CheckLoad();
+      } else if (loaded.code() == StatusCode::kInvalidArgument) {
+        loaded = BulkRefusal(std::nullopt, ColumnOf(loaded.message()), loaded);
+      }
+      RETURN_IF_ERROR(loaded);
+    }
+    bulk_rows_ += plan.size();
+    return Status::Ok();
+  }
+
+  Status BulkCommit() override { return Commit(); }
+  void BulkRollback() override { Rollback(); }
+
  private:
   // The held session's connection. REQUIRES: a session is held.
   MYSQL* conn() const { return session_->conn; }
@@ -542,6 +758,54 @@ class MysqlSink : public sql::TableSink {
           "mysql sink table " + target().display_name, row[0]);
     }
     mysql_free_result(res);
+  }
+
+  // Whether the last LOAD DATA took the rows of positions_ as an INSERT would. With LOCAL the
+  // server cannot stop the client mid-file, so it loads as with IGNORE: a row it cannot take
+  // (a duplicate key, a value the column cannot hold, NULL into NOT NULL) is skipped or
+  // altered with a warning instead of failing the statement, whatever the sql_mode. Any
+  // warning but a note (which an INSERT gives for the same value, e.g. a rounded decimal) and
+  // any row not taken refuse the load, naming the row when the message does ("at row N", its
+  // line in the statement).
+  Status CheckLoad() {
+    const size_t rows = positions_.size();
+    const unsigned int warnings = mysql_warning_count(conn());
+    const uint64_t taken = mysql_affected_rows(conn());
+    if (warnings == 0 && taken == rows) return Status::Ok();
+    std::string message;
+    if (warnings > 0) {
+      RETURN_IF_ERROR(Query("SHOW WARNINGS", "cannot read the load's warnings"));
+      MYSQL_RES* res = mysql_store_result(conn());
+      if (res == nullptr) return Error("cannot read the load's warnings");
+      unsigned int listed = 0;
+      while (MYSQL_ROW row = mysql_fetch_row(res)) {
+        ++listed;
+        if (row[0] != nullptr && std::strcmp(row[0], "Note") == 0) continue;
+        message = row[2] != nullptr ? row[2] : "";
+        if (message.empty()) message = "warning " + std::string(row[1] != nullptr ? row[1] : "");
+        break;
+      }
+      mysql_free_result(res);
+      if (message.empty() && listed < warnings) {
+        message = std::to_string(warnings) + " warnings, of which SHOW WARNINGS lists " +
+                  std::to_string(listed) + " notes";
+      }
+    }
+    if (message.empty()) {
+      if (taken == rows) return Status::Ok();  // notes only
+      message = "the server took " + std::to_string(taken) + " of " + std::to_string(rows) +
+                " rows without a warning";
+    }
+    std::optional<size_t> row;
+    if (size_t at = message.rfind(" at row "); at != std::string::npos) {
+      size_t line = 0;
+      const char* begin = message.data() + at + 8;
+      auto [ptr, ec] = std::from_chars(begin, message.data() + message.size(), line);
+      if (ec == std::errc() && ptr != begin && line >= 1 && line <= rows) {
+        row = bulk_rows_ + positions_[line - 1];
+      }
+    }
+    return BulkRefusal(row, ColumnOf(message), InvalidArgument(message));
   }
 
   Status Error(const std::string& what) {
@@ -578,6 +842,7 @@ class MysqlSink : public sql::TableSink {
     if (res == nullptr) return Error("cannot read the table's columns");
     literals_.clear();
     definitions_.clear();
+    textual_mismatch_.clear();
     auto is_true = [](const char* v) { return v != nullptr && std::strcmp(v, "1") == 0; };
     while (MYSQL_ROW row = mysql_fetch_row(res)) {
       // A generated column has an expression (EXTRA's DEFAULT_GENERATED is an expression
@@ -585,6 +850,10 @@ class MysqlSink : public sql::TableSink {
       if (row[10] != nullptr && row[10][0] != '\0') continue;
       table.columns.push_back({row[0], row[1], ClassOf(row[2], row[1], row[4]), is_true(row[5])});
       literals_.push_back(LiteralFor(row[2]));
+      if (textual_mismatch_.empty() &&
+          (std::strcmp(row[2], "bit") == 0 || std::strcmp(row[2], "year") == 0)) {
+        textual_mismatch_ = row[0];
+      }
       definitions_.push_back({is_true(row[6]), is_true(row[7]), row[8] != nullptr ? row[8] : "",
                               row[9] != nullptr ? row[9] : ""});
     }
@@ -623,42 +892,23 @@ class MysqlSink : public sql::TableSink {
   }
 
   void AppendValue(int column, const Cell* cell, std::string& out) {
-    if (cell == nullptr || cell->state != CellState::kValue) {
-      out += "NULL";
-      return;
+    const Value v = ValueOf(literals_[column], cell, shifted_);
+    switch (v.kind) {
+      case Value::Kind::kNull:
+        out += "NULL";
+        return;
+      case Value::Kind::kNumber:
+        out += v.text;
+        return;
+      case Value::Kind::kHex:
+        out += "X'";
+        out += v.text;
+        out += '\'';
+        return;
+      case Value::Kind::kText:
+        AppendString(v.text, out);
+        return;
     }
-    const std::string& text = cell->text;
-    switch (literals_[column]) {
-      case Literal::kNumber:
-        if (std::optional<bool> b = ParseBoolText(text)) {
-          out += *b ? '1' : '0';
-          return;
-        }
-        if (IsPlainNumber(text)) {
-          out += text;
-          return;
-        }
-        break;
-      case Literal::kDateTime:
-      case Literal::kTime:
-        if (ShiftToUtc(text, literals_[column] == Literal::kDateTime, shifted_)) {
-          AppendString(shifted_, out);
-          return;
-        }
-        break;
-      case Literal::kBinary:
-        if (text.size() >= 2 && text[0] == '\\' && text[1] == 'x' &&
-            IsHex(std::string_view(text).substr(2)) && text.size() % 2 == 0) {
-          out += "X'";
-          out.append(text, 2);
-          out += '\'';
-          return;
-        }
-        break;
-      case Literal::kString:
-        break;
-    }
-    AppendString(text, out);
   }
 
   // Runs the statement in sql_ if it is not empty, then clears it.
@@ -758,9 +1008,13 @@ class MysqlSink : public sql::TableSink {
     std::string charset, collation;
   };
   std::vector<Definition> definitions_;
+  // A BIT or YEAR column of the target, which declines the bulk load; empty when none.
+  std::string textual_mismatch_;
   // Reused across pages.
   std::string sql_;
   std::string shifted_;
+  std::vector<size_t> positions_;  // the plan rows of one LOAD DATA
+  size_t bulk_rows_ = 0;           // plan rows in the bulk load before the page
 };
 
 }  // namespace
