@@ -50,6 +50,9 @@ BUILD=${1:?usage: bench/run.sh BUILD_DIR [cdc] [apply] [snapshot]}
 shift
 FAUCET=$(realpath "$BUILD/src/cli/faucet")
 [[ -x $FAUCET ]] || { echo "bench: no faucet binary at $FAUCET" >&2; exit 2; }
+# The limits built with faucet: bench/drain.cc and bench/replay.cc.
+DRAIN=$(realpath "$BUILD/bench/faucet_drain")
+REPLAY=$(realpath "$BUILD/bench/faucet_replay")
 # BENCH_BASELINE=OTHER_BUILD_DIR also runs OTHER_BUILD_DIR's faucet, interleaved, as "baseline".
 BINS=("$FAUCET")
 LABELS=(faucet)
@@ -92,12 +95,15 @@ cpu_s() { awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s
 mtime() { stat -c %.Y "$1"; }
 
 # An assignment, so that a failed start stops the script (a failing eval "$(...)" does not).
-services_env=$(bash scripts/services.sh start pg)
+services_env=$(bash scripts/services.sh start pg mysql)
 eval "$services_env"
 SRC=$FAUCET_TEST_PG_URL
 DST=${SRC%/*}/bench_dst
+MYSQL_URL=$FAUCET_TEST_MYSQL_URL
 psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 sqlv() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+mysqlq() { mariadb -h 127.0.0.1 -P "$FAUCET_TEST_MYSQL_PORT" -u faucet -pfaucet --local-infile=1 faucet "$@"; }
+mysqlv() { mysqlq -N -B "$@"; }
 psqlq "$SRC" -c "CREATE DATABASE bench_dst"
 
 RESULTS=$WORK/results.tsv # scenario, tool, run, rows, seconds, rss_kb, cpu_s
@@ -112,6 +118,10 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 ROW_SQL="'name-' || g, g * 0.01, g % 1000, timestamptz '2024-01-01' + g * interval '1 second', g % 2 = 0"
 TABLE_COLS="name text, amount numeric(12,2), qty int, created_at timestamptz, flag boolean"
 SQLITE_COLS="name TEXT, amount NUMERIC, qty INTEGER, created_at TEXT, flag BOOLEAN"
+MYSQL_COLS="name TEXT, amount DECIMAL(12,2), qty INT, created_at DATETIME(6), flag BOOLEAN"
+# The apply scenario's table adds a column stored out of line (TOAST) for one row in 100.
+MIX_COLS="$TABLE_COLS, doc text"
+DOC_SQL="CASE WHEN g % 100 = 50 THEN repeat(md5(g::text), 100) END"
 
 # The big table: ROWS rows in one transaction, read by the cdc and snapshot scenarios.
 BIG_LOADED=0
@@ -177,15 +187,30 @@ recv() {
   sqlv "$SRC" -c "SELECT pg_drop_replication_slot('recv')" >/dev/null
 }
 
+# drain SCENARIO TEMPLATE_SLOT PUBLICATION CHANGES RUN [nap|poll]: bench/drain.cc (the walsender's
+# own rate: receives the stream and drops it) on a copy of the template slot, until CHANGES row
+# changes and a commit have arrived. Process start to exit.
+drain() {
+  local scenario=$1 tmpl=$2 pub=$3 changes=$4 run=$5 mode=${6:-nap} s
+  sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('$tmpl', 'drain')" >/dev/null
+  s=$(now)
+  /usr/bin/time -v -o "$WORK/time" "$DRAIN" "$SRC" drain "$pub" "$changes" "$mode" >/dev/null
+  record "$scenario" "drain$([[ $mode == poll ]] && echo ", poll")" "$run" "$changes" "$(sub "$(now)" "$s")" "$WORK/time"
+  sqlv "$SRC" -c "SELECT pg_drop_replication_slot('drain')" >/dev/null
+}
+
 # cdc_case NAME TEMPLATE_SLOT PUBLICATION ENDPOS ROWS
 cdc_case() {
   local name=$1 tmpl=$2 pub=$3 endpos=$4 rows=$5 i s out
   for ((i = 1; i <= RUNS; i++)); do
-    # The limit: pg_recvlogical writing the raw pgoutput messages to a file.
+    # The limit: the walsender's own rate, a client receiving and dropping the stream.
+    drain "cdc-$name" "$tmpl" "$pub" "$rows" "$i"
+    # For reference, pg_recvlogical writing the raw pgoutput messages to a file; for the big
+    # transaction also the drain client and pg_recvlogical waiting in poll() for each message
+    # (a client that reads faster makes the walsender slower: see BENCHMARKS.md).
     recv "cdc-$name" pg_recvlogical "$tmpl" "$pub" "$endpos" "$rows" "$i" "$WORK/recv.out"
-    # For reference (one transaction only): the same reading into /dev/null. A client that
-    # reads faster makes the walsender slower (see BENCHMARKS.md).
     if [[ $name == big ]]; then
+      drain "cdc-$name" "$tmpl" "$pub" "$rows" "$i" poll
       recv "cdc-$name" "pg_recvlogical > /dev/null" "$tmpl" "$pub" "$endpos" "$rows" "$i" /dev/null
     fi
 
@@ -316,121 +341,138 @@ bench_metrics() {
 bench_apply() {
   local batches=$((ROWS / 1000)) i s seen
   log "apply: writing $ROWS changes in $((batches + 1)) transactions"
-  # Batch b inserts 600 new rows and updates 300, deletes 100 of batch b-1's; the last one also
-  # inserts the sentinel id -1. 600*batches+1 inserts, 300*batches updates, 100*batches-1 deletes.
+  # Batch b inserts 600 new rows; of batch b-1's it updates 290, moves 10 to a new key (-id - 1000)
+  # and deletes 100; the last one also inserts the sentinel id -1. One row in 100 (id % 100 = 50)
+  # has a 3200-byte `doc` stored out of line (TOAST, no compression) that no update changes, so
+  # its updates carry it as unchanged-TOAST. 600*batches+1 inserts, 300*batches updates (10 of
+  # each batch key changes), 100*batches-1 deletes: ROWS changes.
   psqlq "$SRC" <<SQL
-CREATE TABLE mix (id bigint PRIMARY KEY, $TABLE_COLS);
+CREATE TABLE mix (id bigint PRIMARY KEY, $MIX_COLS);
+ALTER TABLE mix ALTER COLUMN doc SET STORAGE EXTERNAL;
 CREATE PUBLICATION pub_mix FOR TABLE mix;
 SELECT pg_create_logical_replication_slot('tmpl_mix', 'pgoutput') \gset
 DO \$\$ BEGIN
   FOR b IN 0..$batches LOOP
     IF b < $batches THEN
-      INSERT INTO mix SELECT g, $ROW_SQL FROM generate_series(b * 600 + 1, b * 600 + 600) g;
+      INSERT INTO mix SELECT g, $ROW_SQL, $DOC_SQL FROM generate_series(b * 600 + 1, b * 600 + 600) g;
     END IF;
     IF b > 0 THEN
       UPDATE mix SET name = name || '-u', amount = amount + 1, qty = qty + 1, flag = NOT flag
-        WHERE id BETWEEN (b - 1) * 600 + 1 AND (b - 1) * 600 + 300;
+        WHERE id BETWEEN (b - 1) * 600 + 1 AND (b - 1) * 600 + 290;
+      UPDATE mix SET id = -id - 1000, qty = qty + 1
+        WHERE id BETWEEN (b - 1) * 600 + 291 AND (b - 1) * 600 + 300;
       DELETE FROM mix WHERE id BETWEEN (b - 1) * 600 + 301
         AND (b - 1) * 600 + CASE WHEN b = $batches THEN 399 ELSE 400 END;
     END IF;
     IF b = $batches THEN
-      INSERT INTO mix SELECT -1, 'sentinel', 0, 0, now(), true;
+      INSERT INTO mix SELECT -1, 'sentinel', 0, 0, now(), true, NULL;
     END IF;
     COMMIT;
   END LOOP;
 END \$\$;
 SQL
-  local expect end_mix
-  end_mix=$(sqlv "$SRC" -c "SELECT pg_current_wal_insert_lsn()")
+  local expect
   expect=$(sqlv "$SRC" -c "SELECT count(*), sum(hashtext(t::text)::bigint) FROM mix t")
-  psqlq "$DST" -c "CREATE TABLE mix (id bigint PRIMARY KEY, $TABLE_COLS)" \
-    -c "CREATE TABLE raw (id bigint, $TABLE_COLS)"
-  psqlq "$SRC" -c "\\copy (SELECT g, $ROW_SQL FROM generate_series(1, $ROWS) g) TO '$WORK/raw.tsv'"
-  psqlq "$SRC" -c "\\copy (SELECT g, $ROW_SQL FROM generate_series(1, $ROWS) g) TO '$WORK/raw.csv' (FORMAT csv)"
+  # SQLite and MariaDB are checked by count, sum of id and total length of doc.
+  local expect_sums
+  expect_sums=$(sqlv "$SRC" -c "SELECT count(*) || '|' || sum(id) || '|' || coalesce(sum(length(doc)), 0) FROM mix")
+  psqlq "$DST" -c "CREATE TABLE mix (id bigint PRIMARY KEY, $MIX_COLS)"
+  mysqlq -e "CREATE TABLE mix (id BIGINT PRIMARY KEY, $MYSQL_COLS, doc MEDIUMTEXT)"
   local db=$WORK/apply.db
-  sqlite3 "$db" "PRAGMA journal_mode=WAL" "CREATE TABLE mix (id INTEGER PRIMARY KEY, $SQLITE_COLS)" \
-    "CREATE TABLE raw (id INTEGER, $SQLITE_COLS)" >/dev/null
-
-  for ((i = 1; i <= RUNS; i++)); do
-    # Postgres limit: COPY into an unindexed table.
-    psqlq "$DST" -c "TRUNCATE raw"
-    s=$(now)
-    /usr/bin/time -v -o "$WORK/time" psql -X -q -v ON_ERROR_STOP=1 "$DST" -c "COPY raw FROM STDIN" <"$WORK/raw.tsv"
-    record apply-postgres "raw COPY" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
-    # Decoding alone bounds any apply of this change stream: pg_recvlogical reading it.
-    recv apply-postgres "pg_recvlogical (decoding only)" tmpl_mix pub_mix "$end_mix" "$ROWS" "$i" \
-      "$WORK/recv.out"
-
-    for v in "${!BINS[@]}"; do
-      bin=${BINS[$v]} label=${LABELS[$v]}
-      psqlq "$DST" -c "TRUNCATE mix"
-      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
-      rm -rf "$WORK/state-apply_pg"
-      faucet_cdc_yaml apply_pg f_mix pub_mix "  transforms:
-    - type: cdc_unwrap
-      key: [id]
-  sink:
-    type: postgres
+  sqlite3 "$db" "PRAGMA journal_mode=WAL" "CREATE TABLE mix (id INTEGER PRIMARY KEY, $SQLITE_COLS, doc TEXT)" >/dev/null
+  local sink_postgres="    type: postgres
     config:
       connection_url: $DST
       table_name: mix
       column_mapping: auto_map
       write_mode: upsert
       key: [id]
-      delete_marker: { field: __op, values: [d] }" >"$WORK/apply.yaml"
-      # The watcher: one DO block polling for the sentinel (each check sees a new snapshot).
-      (psql -X -q "$DST" -c "DO \$\$ BEGIN WHILE NOT EXISTS (SELECT 1 FROM mix WHERE id = -1) LOOP
-          PERFORM pg_sleep(0.01); END LOOP; END \$\$" && now >"$WORK/seen") &
-      local watcher=$!
-      sleep 0.3
-      s=$(now)
-      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/apply.yaml" 2>"$WORK/faucet.log" ||
-        { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
-      wait "$watcher"
-      seen=$(cat "$WORK/seen")
-      [[ $(sqlv "$DST" -c "SELECT count(*), sum(hashtext(t::text)::bigint) FROM mix t") == "$expect" ]] ||
-        { log "postgres destination differs from the source"; exit 1; }
-      record apply-postgres "$label" "$i" "$ROWS" "$(sub "$seen" "$s")" "$WORK/time"
-      sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
-    done
-
-    # SQLite limit: .import into an unindexed table, with the sink's journal settings.
-    sqlite3 "$db" "DELETE FROM raw" "VACUUM" >/dev/null
-    s=$(now)
-    /usr/bin/time -v -o "$WORK/time" sqlite3 "$db" "PRAGMA synchronous=FULL" ".import --csv $WORK/raw.csv raw"
-    record apply-sqlite "raw .import" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
-
-    for v in "${!BINS[@]}"; do
-      bin=${BINS[$v]} label=${LABELS[$v]}
-      sqlite3 "$db" "DELETE FROM mix" "DELETE FROM raw" "VACUUM" >/dev/null
-      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
-      rm -rf "$WORK/state-apply_sqlite"
-      faucet_cdc_yaml apply_sqlite f_mix pub_mix "  transforms:
-    - type: cdc_unwrap
-      key: [id]
-  sink:
-    type: sqlite
+      delete_marker: { field: __op, values: [d] }"
+  local sink_sqlite="    type: sqlite
     config:
       database_url: $db
       table_name: mix
       column_mapping: auto_map
       write_mode: upsert
       key: [id]
-      delete_marker: { field: __op, values: [d] }" >"$WORK/apply.yaml"
-      (until [[ $(sqlite3 -cmd ".timeout 2000" "$db" "SELECT count(*) FROM mix WHERE id = -1" 2>/dev/null) == 1 ]]; do
-        sleep 0.01
-      done && now >"$WORK/seen") &
+      delete_marker: { field: __op, values: [d] }"
+  local sink_mysql="    type: mysql
+    config:
+      connection_url: $MYSQL_URL
+      table_name: mix
+      column_mapping: auto_map
+      write_mode: upsert
+      key: [id]
+      delete_marker: { field: __op, values: [d] }"
+  # apply_yaml NAME SINK-YAML: the pipeline faucet runs, and the replay applies alone.
+  apply_yaml() {
+    rm -rf "$WORK/state-$1"
+    faucet_cdc_yaml "$1" f_mix pub_mix "  transforms:
+    - type: cdc_unwrap
+      key: [id]
+  sink:
+$2" >"$WORK/apply.yaml"
+  }
+  # Per destination: empty it, check it against the source, and watch it (poll every 10 ms) until
+  # the sentinel row has arrived.
+  local sums="SELECT count(*) || '|' || sum(id) || '|' || coalesce(sum(length(doc)), 0) FROM mix"
+  empty_postgres() { psqlq "$DST" -c "TRUNCATE mix"; }
+  check_postgres() { [[ $(sqlv "$DST" -c "SELECT count(*), sum(hashtext(t::text)::bigint) FROM mix t") == "$expect" ]]; }
+  watch_postgres() { # one DO block polling (each check sees a new snapshot)
+    psql -X -q "$DST" -c "DO \$\$ BEGIN WHILE NOT EXISTS (SELECT 1 FROM mix WHERE id = -1) LOOP
+      PERFORM pg_sleep(0.01); END LOOP; END \$\$"
+  }
+  empty_sqlite() { sqlite3 "$db" "DELETE FROM mix" "VACUUM" >/dev/null; }
+  check_sqlite() { [[ $(sqlite3 "$db" "$sums") == "$expect_sums" ]]; }
+  watch_sqlite() {
+    until [[ $(sqlite3 -cmd ".timeout 2000" "$db" "SELECT count(*) FROM mix WHERE id = -1" 2>/dev/null) == 1 ]]; do
+      sleep 0.01
+    done
+  }
+  empty_mysql() { mysqlq -e "TRUNCATE mix"; }
+  check_mysql() { [[ $(mysqlv -e "SELECT concat(count(*), '|', sum(id), '|', coalesce(sum(length(doc)), 0)) FROM mix") == "$expect_sums" ]]; }
+  watch_mysql() {
+    until [[ $(mysqlv -e "SELECT count(*) FROM mix WHERE id = -1" 2>/dev/null) == 1 ]]; do sleep 0.01; done
+  }
+
+  # apply_case DEST: the replay (applying alone), then each build's faucet run, checked.
+  apply_case() {
+    local dest=$1 sink scenario=apply-$1 watcher
+    eval "sink=\$sink_$dest"
+    "empty_$dest"
+    sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
+    apply_yaml "apply_$dest" "$sink"
+    /usr/bin/time -v -o "$WORK/time" "$REPLAY" "$WORK/apply.yaml" >"$WORK/replay.out" 2>"$WORK/faucet.log" ||
+      { cat "$WORK/faucet.log" >&2; exit 1; }
+    "check_$dest" || { log "replay: the $dest destination differs from the source"; exit 1; }
+    record "$scenario" "replay (applying alone)" "$i" "$ROWS" "$(awk '/^apply_seconds/ { print $2 }' "$WORK/replay.out")" "$WORK/time"
+    sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
+
+    for v in "${!BINS[@]}"; do
+      bin=${BINS[$v]} label=${LABELS[$v]}
+      "empty_$dest"
+      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
+      apply_yaml "apply_$dest" "$sink"
+      ("watch_$dest" && now >"$WORK/seen") &
       watcher=$!
+      sleep 0.3
       s=$(now)
       /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/apply.yaml" 2>"$WORK/faucet.log" ||
         { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
       wait "$watcher"
-      seen=$(cat "$WORK/seen")
-      [[ $(sqlite3 "$db" "SELECT count(*) FROM mix") == "${expect%%|*}" ]] ||
-        { log "sqlite destination has $(sqlite3 "$db" "SELECT count(*) FROM mix") rows, not ${expect%%|*}"; exit 1; }
-      record apply-sqlite "$label" "$i" "$ROWS" "$(sub "$seen" "$s")" "$WORK/time"
+      "check_$dest" || { log "the $dest destination differs from the source ($label)"; exit 1; }
+      record "$scenario" "$label" "$i" "$ROWS" "$(sub "$(cat "$WORK/seen")" "$s")" "$WORK/time"
       sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
     done
+  }
+
+  for ((i = 1; i <= RUNS; i++)); do
+    # Decoding alone bounds any apply of this change stream: the drain client reading it. One
+    # measurement serves every destination (recorded for each).
+    drain apply-postgres tmpl_mix pub_mix "$ROWS" "$i"
+    tail -n 1 "$RESULTS" | sed 's/^apply-postgres/apply-sqlite/' >>"$RESULTS"
+    tail -n 1 "$RESULTS" | sed 's/^apply-sqlite/apply-mysql/' >>"$RESULTS"
+    for dest in postgres sqlite mysql; do apply_case "$dest"; done
   done
 }
 
@@ -483,6 +525,18 @@ sqlite_pipe() {
   /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c 'COPY big TO STDOUT (FORMAT csv)' |
     sqlite3 '$2' 'PRAGMA synchronous=FULL' '.import --csv /dev/stdin $3'"
   record "$1" "COPY TO + .import" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
+}
+mysql_pipe() {
+  mysqlq -e "TRUNCATE $2"
+  local s
+  s=$(now)
+  # The rows as MariaDB's LOAD DATA reads them (timestamps in UTC without an offset, booleans as
+  # 0/1): the conversion is the source server's work, inside its COPY.
+  /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c \"COPY (SELECT id, name, amount, qty,
+      to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), flag::int FROM big) TO STDOUT\" |
+    mariadb -h 127.0.0.1 -P $FAUCET_TEST_MYSQL_PORT -u faucet -pfaucet --local-infile=1 faucet \
+      -e \"LOAD DATA LOCAL INFILE '/dev/stdin' INTO TABLE $2 CHARACTER SET utf8mb4\""
+  record "$1" "COPY TO + LOAD DATA" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
 }
 
 bench_snapshot() {
@@ -549,6 +603,8 @@ bench_copy() {
   local db=$WORK/copy.db i s v bin label mode key want
   sqlite3 "$db" "PRAGMA journal_mode=WAL" "CREATE TABLE copy_t (id INTEGER PRIMARY KEY, $SQLITE_COLS)" \
     "CREATE TABLE copy_pipe (id INTEGER PRIMARY KEY, $SQLITE_COLS)" >/dev/null
+  mysqlq -e "CREATE TABLE copy_t (id BIGINT PRIMARY KEY, $MYSQL_COLS);
+    CREATE TABLE copy_pipe (id BIGINT PRIMARY KEY, $MYSQL_COLS)"
   want=$(sqlv "$SRC" -c "SELECT count(*) || '/' || sum(id) FROM big")
   # copy_run SCENARIO SINK-YAML CHECK-COMMAND...: one `faucet run` per build, checked.
   copy_run() {
@@ -558,6 +614,7 @@ bench_copy() {
       bin=${BINS[$v]} label=${LABELS[$v]}
       [[ $scenario == copy-postgres ]] && psqlq "$DST" -c "TRUNCATE copy_t"
       [[ $scenario == copy-sqlite ]] && sqlite3 "$db" "DELETE FROM copy_t" "VACUUM" >/dev/null
+      [[ $scenario == copy-mysql ]] && mysqlq -e "TRUNCATE copy_t"
       rm -rf "$WORK/state-copy"
       cat >"$WORK/copy.yaml" <<YAML
 version: 1
@@ -590,6 +647,14 @@ YAML
       [[ $mode == upsert ]] && key=", key: [id]"
       copy_run copy-sqlite "{type: sqlite, config: {database_url: '$db', table_name: copy_t, column_mapping: auto_map, write_mode: $mode$key}}" \
         sqlite3 "$db" "SELECT count(*) || '/' || sum(id) FROM copy_t"
+    done
+
+    mysql_pipe copy-mysql copy_pipe
+    for mode in append upsert; do
+      key=""
+      [[ $mode == upsert ]] && key=", key: [id]"
+      copy_run copy-mysql "{type: mysql, config: {connection_url: '$MYSQL_URL', table_name: copy_t, column_mapping: auto_map, write_mode: $mode$key}}" \
+        mysqlv -e "SELECT concat(count(*), '/', sum(id)) FROM copy_t"
     done
   done
 }
