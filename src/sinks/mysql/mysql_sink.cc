@@ -12,8 +12,11 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <thread>
 #include <utility>
 
+#include "core/bounded_queue.h"
 #include "core/json_render.h"
 #include "core/redact.h"
 #include "core/text.h"
@@ -33,6 +36,8 @@ constexpr size_t kScopeChars = 255;  // VARCHAR(255) of _faucet_commit_token.sco
 // Statements are cut at about this size: far below the default max_allowed_packet (16 MiB on
 // MariaDB, 64 MiB on MySQL 8) and big enough that a 1000-row page is one statement.
 constexpr size_t kStatementBytes = 4 << 20;
+// A bulk load's rows go to its LOAD DATA statement in pieces of about this size.
+constexpr size_t kLoadChunkBytes = 256 << 10;
 
 std::string Quote(std::string_view ident) { return QuoteIdentifier(ident, '`'); }
 
@@ -442,6 +447,54 @@ struct MysqlSession {
 };
 using MysqlPool = sql::SessionPool<MysqlSession>;
 
+// One LOAD DATA LOCAL INFILE kept open across the pages of a bulk load, as the Postgres sink
+// keeps one COPY: a thread runs the statement on the session's connection while the sink
+// thread queues its data, which the server reads through the session's feed. So the server
+// loads while faucet reads and renders the next rows, and memory holds at most
+// kLoadQueueBytes of data. Nothing else may use the connection until End returns.
+class LoadStatement {
+ public:
+  LoadStatement(MysqlSession& session, std::string sql)
+      : session_(session), queue_(kLoadQueueBytes) {
+    session_.feed.next = [this](std::string& out) {
+      std::optional<std::string> data = queue_.Pop();
+      if (!data) return false;
+      out = std::move(*data);
+      return true;
+    };
+    thread_ = std::thread([this, sql = std::move(sql)] {
+      result_ = mysql_real_query(session_.conn, sql.data(), sql.size());
+      queue_.Close();  // a statement that failed early fails the next Append, not blocks it
+    });
+  }
+  ~LoadStatement() { End(); }
+  LoadStatement(const LoadStatement&) = delete;
+  LoadStatement& operator=(const LoadStatement&) = delete;
+
+  // Queues `data` (whole lines), blocking while kLoadQueueBytes are queued; false once the
+  // statement has ended, which only a failure does before End (End then tells which).
+  bool Append(std::string data) {
+    const size_t bytes = data.size();
+    return queue_.Push(std::move(data), bytes);
+  }
+  // Ends the data and waits for the statement: mysql_real_query's answer (0 when it ran).
+  int End() {
+    if (thread_.joinable()) {
+      queue_.Close();
+      thread_.join();
+      session_.feed = {};
+    }
+    return result_;
+  }
+
+ private:
+  static constexpr size_t kLoadQueueBytes = 4 << 20;
+  MysqlSession& session_;
+  BoundedQueue<std::string> queue_;
+  std::thread thread_;
+  int result_ = 0;  // written by thread_, read after it is joined
+};
+
 Result<std::unique_ptr<MysqlSession>> OpenSession(const std::string& url, const MysqlUrl& parts) {
   auto session = std::make_unique<MysqlSession>();
   session->conn = mysql_init(nullptr);
@@ -683,61 +736,51 @@ class MysqlSink : public sql::TableSink {
                    has_rows ? "it already holds rows" : "the server has local_infile off");
       return false;
     }
-    bulk_rows_ = 0;
+    load_rows_ = 0;
     return true;
   }
 
   Status BulkAppend(const WritePlan& plan) override {
-    const std::vector<sql::TargetColumn>& cols = target().columns;
     for (size_t g = 0; g < plan.groups().size(); ++g) {
-      positions_.clear();
-      for (size_t r = 0; r < plan.size(); ++r) {
-        if (plan.row(r).group == g) positions_.push_back(r);
-      }
-      if (positions_.empty()) continue;
       const std::vector<int>& columns = plan.groups()[g];
-      std::string load = "LOAD DATA LOCAL INFILE 'faucet' INTO TABLE " + write_table_ +
-                         " CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\'"
-                         " LINES TERMINATED BY '\\n' (";
-      std::string set;
-      for (size_t i = 0; i < columns.size(); ++i) {
-        std::string name = Quote(cols[columns[i]].name);
-        if (literals_[columns[i]] == Literal::kBinary) {
-          const std::string var = "@b" + std::to_string(i);
-          set += (set.empty() ? " SET " : ", ") + name + " = UNHEX(" + var + ")";
-          name = var;
+      for (size_t r = 0; r < plan.size(); ++r) {
+        if (plan.row(r).group != g) continue;
+        if (load_ == nullptr || load_columns_ != columns) {
+          RETURN_IF_ERROR(EndLoad());
+          StartLoad(columns);
         }
-        load += (i ? ", " : "") + name;
-      }
-      load += ")" + set;
-      size_t next = 0;
-      session_->feed.next = [&](std::string& out) {
-        if (next == positions_.size()) return false;
-        const size_t r = positions_[next++];
+        const size_t row = load_rows_ + r;
+        if (load_runs_.empty() ||
+            load_runs_.back().second + (load_lines_ - load_runs_.back().first) != row) {
+          load_runs_.emplace_back(load_lines_, row);
+        }
+        ++load_lines_;
         for (size_t i = 0; i < columns.size(); ++i) {
-          if (i) out += '\t';
+          if (i) load_chunk_ += '\t';
           const Literal literal = literals_[columns[i]];
           AppendField(ValueOf(literal, plan.cell(r, columns[i]), shifted_),
-                      literal == Literal::kBinary, out);
+                      literal == Literal::kBinary, load_chunk_);
         }
-        out += '\n';
-        return true;
-      };
-      Status loaded = Query(load, "table " + target().display_name);
-      session_->feed = {};
-      if (loaded.ok()) {
-        loaded = CheckLoad();
-      } else if (loaded.code() == StatusCode::kInvalidArgument) {
-        loaded = BulkRefusal(std::nullopt, ColumnOf(loaded.message()), loaded);
+        load_chunk_ += '\n';
+        if (load_chunk_.size() >= kLoadChunkBytes && !load_->Append(std::move(load_chunk_))) {
+          return EndLoad();  // the statement failed: its error
+        }
+        if (load_chunk_.capacity() == 0) load_chunk_.reserve(kLoadChunkBytes + 4096);
       }
-      RETURN_IF_ERROR(loaded);
     }
-    bulk_rows_ += plan.size();
+    load_rows_ += plan.size();
     return Status::Ok();
   }
 
-  Status BulkCommit() override { return Commit(); }
-  void BulkRollback() override { Rollback(); }
+  Status BulkCommit() override {
+    RETURN_IF_ERROR(EndLoad());
+    return Commit();
+  }
+  void BulkRollback() override {
+    load_chunk_.clear();
+    (void)EndLoad();  // the statement ends on the data sent so far; the rollback undoes it
+    Rollback();
+  }
 
  private:
   // The held session's connection. REQUIRES: a session is held.
@@ -760,7 +803,43 @@ class MysqlSink : public sql::TableSink {
     mysql_free_result(res);
   }
 
-  // Whether the last LOAD DATA took the rows of positions_ as an INSERT would. With LOCAL the
+  // Starts the bulk load's LOAD DATA statement for rows writing `columns`.
+  void StartLoad(const std::vector<int>& columns) {
+    const std::vector<sql::TargetColumn>& cols = target().columns;
+    std::string load = "LOAD DATA LOCAL INFILE 'faucet' INTO TABLE " + write_table_ +
+                       " CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\'"
+                       " LINES TERMINATED BY '\\n' (";
+    std::string set;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      std::string name = Quote(cols[columns[i]].name);
+      if (literals_[columns[i]] == Literal::kBinary) {
+        const std::string var = "@b" + std::to_string(i);
+        set += (set.empty() ? " SET " : ", ") + name + " = UNHEX(" + var + ")";
+        name = var;
+      }
+      load += (i ? ", " : "") + name;
+    }
+    load += ")" + set;
+    load_columns_ = columns;
+    load_lines_ = 0;
+    load_runs_.clear();
+    load_ = std::make_unique<LoadStatement>(*session_, std::move(load));
+  }
+
+  // Sends the rest of the statement's data, waits for it to end and checks it (CheckLoad).
+  Status EndLoad() {
+    if (load_ == nullptr) return Status::Ok();
+    if (!load_chunk_.empty()) (void)load_->Append(std::move(load_chunk_));
+    load_chunk_.clear();
+    const int result = load_->End();
+    load_.reset();
+    if (result == 0) return CheckLoad();
+    Status failed = Error("table " + target().display_name);
+    if (failed.code() != StatusCode::kInvalidArgument) return failed;
+    return BulkRefusal(std::nullopt, ColumnOf(failed.message()), failed);
+  }
+
+  // Whether the ended LOAD DATA took its load_lines_ rows as an INSERT would. With LOCAL the
   // server cannot stop the client mid-file, so it loads as with IGNORE: a row it cannot take
   // (a duplicate key, a value the column cannot hold, NULL into NOT NULL) is skipped or
   // altered with a warning instead of failing the statement, whatever the sql_mode. Any
@@ -768,7 +847,7 @@ class MysqlSink : public sql::TableSink {
   // any row not taken refuse the load, naming the row when the message does ("at row N", its
   // line in the statement).
   Status CheckLoad() {
-    const size_t rows = positions_.size();
+    const size_t rows = load_lines_;
     const unsigned int warnings = mysql_warning_count(conn());
     const uint64_t taken = mysql_affected_rows(conn());
     if (warnings == 0 && taken == rows) return Status::Ok();
@@ -802,7 +881,10 @@ class MysqlSink : public sql::TableSink {
       const char* begin = message.data() + at + 8;
       auto [ptr, ec] = std::from_chars(begin, message.data() + message.size(), line);
       if (ec == std::errc() && ptr != begin && line >= 1 && line <= rows) {
-        row = bulk_rows_ + positions_[line - 1];
+        // The run of consecutive load rows that holds the statement's line.
+        auto run = std::upper_bound(load_runs_.begin(), load_runs_.end(),
+                                    std::make_pair(line - 1, SIZE_MAX));
+        row = std::prev(run)->second + (line - 1 - std::prev(run)->first);
       }
     }
     return BulkRefusal(row, ColumnOf(message), InvalidArgument(message));
@@ -1013,8 +1095,15 @@ class MysqlSink : public sql::TableSink {
   // Reused across pages.
   std::string sql_;
   std::string shifted_;
-  std::vector<size_t> positions_;  // the plan rows of one LOAD DATA
-  size_t bulk_rows_ = 0;           // plan rows in the bulk load before the page
+  // The bulk load's open LOAD DATA statement (null between statements), the columns it writes,
+  // the data not sent to it yet, and its lines so far. load_runs_ maps lines to the load's
+  // rows (to name a refused row): (first line, its row) of each run of consecutive rows.
+  std::unique_ptr<LoadStatement> load_;
+  std::vector<int> load_columns_;
+  std::string load_chunk_;
+  size_t load_lines_ = 0;
+  std::vector<std::pair<size_t, size_t>> load_runs_;
+  size_t load_rows_ = 0;  // plan rows in the bulk load before the page
 };
 
 }  // namespace
