@@ -10,34 +10,41 @@
 # Env: BENCH_RUNS (default 5: repetitions, faucet and its limit interleaved), BENCH_BASELINE
 # (another build dir: its faucet runs too, interleaved, labelled "baseline"), BENCH_ROWS
 # (1000000), BENCH_TXNS (100000 single-row transactions), BENCH_OUT (also write the markdown
-# report there). Starts its own PostgreSQL (scripts/services.sh) and SQLite files in a temp dir,
-# and removes both on exit.
+# report there), BENCH_REFERENCES=0 (cdc without the reference tools beside its limit: for long
+# runs). Starts its own PostgreSQL and MariaDB (scripts/services.sh) and SQLite files in a temp
+# dir, and removes them on exit. BUILD_DIR holds faucet and the limits bench/drain.cc and
+# bench/replay.cc (targets faucet_drain, faucet_replay).
 #
 # Scenarios:
-#   cdc       postgres-cdc -> jsonl (`faucet run`) beside pg_recvlogical (pgoutput, proto 2,
-#             streaming on), on copies of one slot created before the load, so both read the same
-#             WAL: one ROWS-row transaction, and TXNS single-row transactions. Time to the last row:
-#             the output file's mtime minus the start (both tools), i.e. process start to the
-#             last byte written, without faucet's idle_timeout wait. For the big transaction,
-#             pg_recvlogical into /dev/null too (process time), for reference.
+#   cdc       postgres-cdc -> jsonl (`faucet run`) beside its limit, the walsender's own rate:
+#             bench/drain.cc, a client receiving the stream (pgoutput, proto 2, streaming on)
+#             and dropping it; on copies of one slot created before the load, so all read the
+#             same WAL: one ROWS-row transaction, and TXNS single-row transactions. Time to the
+#             last row: faucet's output file's mtime minus the start (process start to the last
+#             byte written, without the idle_timeout wait); drain's process time. For reference
+#             (BENCH_REFERENCES=0 leaves them out): pg_recvlogical into a file, and for the big
+#             transaction drain waiting in poll() and pg_recvlogical into /dev/null.
 #   metrics   the cdc scenario's faucet runs (both cases) without and with `observability:`,
 #             scraped once a second meanwhile: the overhead of metrics on the hot path; and
 #             ROWS generated rows into a jsonl file (no server: the hot path alone).
-#   apply     ROWS changes (60% insert, 30% update, 10% delete; 1001 transactions) streamed by
-#             postgres-cdc -> cdc_unwrap -> postgres sink (upsert) and -> sqlite sink (upsert),
-#             beside a raw COPY of ROWS rows into an unindexed table (postgres: psql COPY FROM
-#             STDIN; sqlite: sqlite3 .import), and beside pg_recvlogical reading the same changes
-#             (decoding alone). Time to the last row: the source's last transaction inserts a
-#             sentinel row; a watcher polls the destination for it every 10 ms.
+#   apply     ROWS changes (60% insert, 30% update of which 1% move a row to a new key, 10%
+#             delete; 1001 transactions; one row in 100 has a 3200-byte TOAST value no update
+#             changes) streamed by postgres-cdc -> cdc_unwrap -> upsert sink, into postgres,
+#             sqlite and mariadb, beside its two halves alone: decoding (drain, as in cdc) and
+#             applying (bench/replay.cc: the same pipeline's pages read into memory first, then
+#             applied by the real pipeline, timed alone). Time to the last row: the source's
+#             last transaction inserts a sentinel row; a watcher polls the destination for it
+#             every 10 ms. Each destination is checked against the source after every run.
 #   snapshot  `faucet mirror` (continuous: false) of a ROWS-row table into postgres (upsert) and
 #             into sqlite (upsert), beside `psql COPY TO STDOUT | psql COPY FROM STDIN` (resp.
 #             `| sqlite3 .import`) into an identical table, with the snapshot query's batch_size
 #             1000 (the default) and 10000. Snapshot phase: from the log line "captured position"
 #             to "snapshot done".
 #   copy      `faucet run` of a query (postgres source `SELECT * FROM big`, batch_size 1000) into
-#             postgres and into sqlite, append and upsert (key id), beside the snapshot
-#             scenario's raw pipes: process start to exit, both. Each destination is emptied
-#             before a run and checked after it (count and sum of id against the source).
+#             postgres, sqlite and mariadb, append and upsert (key id), beside the raw pipe into
+#             each (the snapshot scenario's two, and `COPY TO | mariadb LOAD DATA LOCAL INFILE`):
+#             process start to exit, both. Each destination is emptied before a run and checked
+#             after it (count and sum of id against the source).
 #   tables-*  the multi-table mirror (`mirror.tables`): initial load of 20 tables beside 2
 #             parallel COPY pipes, changes spread over 20 tables beside the same changes into
 #             one table, peak RSS over 20 and 200 tables. Documented in bench/tables.sh.
@@ -70,6 +77,7 @@ for scenario in "${SCENARIOS[@]}"; do
 done
 SCENARIOS=("${EXPANDED[@]}")
 RUNS=${BENCH_RUNS:-5}
+REFERENCES=${BENCH_REFERENCES:-1}
 ROWS=${BENCH_ROWS:-1000000}
 TXNS=${BENCH_TXNS:-100000}
 ((ROWS % 1000 == 0 && ROWS >= 10000)) || { echo "bench: BENCH_ROWS must be a multiple of 1000, >= 10000" >&2; exit 2; }
@@ -208,8 +216,8 @@ cdc_case() {
     # For reference, pg_recvlogical writing the raw pgoutput messages to a file; for the big
     # transaction also the drain client and pg_recvlogical waiting in poll() for each message
     # (a client that reads faster makes the walsender slower: see BENCHMARKS.md).
-    recv "cdc-$name" pg_recvlogical "$tmpl" "$pub" "$endpos" "$rows" "$i" "$WORK/recv.out"
-    if [[ $name == big ]]; then
+    ((REFERENCES)) && recv "cdc-$name" pg_recvlogical "$tmpl" "$pub" "$endpos" "$rows" "$i" "$WORK/recv.out"
+    if ((REFERENCES)) && [[ $name == big ]]; then
       drain "cdc-$name" "$tmpl" "$pub" "$rows" "$i" poll
       recv "cdc-$name" "pg_recvlogical > /dev/null" "$tmpl" "$pub" "$endpos" "$rows" "$i" /dev/null
     fi
@@ -380,30 +388,16 @@ SQL
   mysqlq -e "CREATE TABLE mix (id BIGINT PRIMARY KEY, $MYSQL_COLS, doc MEDIUMTEXT)"
   local db=$WORK/apply.db
   sqlite3 "$db" "PRAGMA journal_mode=WAL" "CREATE TABLE mix (id INTEGER PRIMARY KEY, $SQLITE_COLS, doc TEXT)" >/dev/null
-  local sink_postgres="    type: postgres
-    config:
-      connection_url: $DST
-      table_name: mix
-      column_mapping: auto_map
-      write_mode: upsert
-      key: [id]
-      delete_marker: { field: __op, values: [d] }"
-  local sink_sqlite="    type: sqlite
-    config:
-      database_url: $db
-      table_name: mix
-      column_mapping: auto_map
-      write_mode: upsert
-      key: [id]
-      delete_marker: { field: __op, values: [d] }"
-  local sink_mysql="    type: mysql
-    config:
-      connection_url: $MYSQL_URL
-      table_name: mix
-      column_mapping: auto_map
-      write_mode: upsert
-      key: [id]
-      delete_marker: { field: __op, values: [d] }"
+  # mix_sink TYPE URL-KEY URL: the upsert sink of every destination.
+  mix_sink() {
+    printf '    type: %s\n    config:\n      %s: %s\n' "$1" "$2" "$3"
+    printf '      %s\n' "table_name: mix" "column_mapping: auto_map" "write_mode: upsert" "key: [id]" \
+      "delete_marker: { field: __op, values: [d] }"
+  }
+  local sink_postgres sink_sqlite sink_mysql
+  sink_postgres=$(mix_sink postgres connection_url "$DST")
+  sink_sqlite=$(mix_sink sqlite database_url "$db")
+  sink_mysql=$(mix_sink mysql connection_url "$MYSQL_URL")
   # apply_yaml NAME SINK-YAML: the pipeline faucet runs, and the replay applies alone.
   apply_yaml() {
     rm -rf "$WORK/state-$1"

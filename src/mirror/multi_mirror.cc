@@ -105,8 +105,7 @@ Marker MultiMirror::CurrentMarker() {
   marker.updated_ms = NowMs();
   for (auto& [table, t] : marker.tables) {
     auto pages = unapplied_.find(table);
-    t.behind_since_ms =
-        pages == unapplied_.end() || pages->second.empty() ? 0 : pages->second.front().second;
+    t.behind_since_ms = pages == unapplied_.end() ? 0 : pages->second.Oldest();
   }
   return marker;
 }
@@ -586,12 +585,7 @@ Result<int64_t> MultiMirror::Fail(const std::string& table, const Status& error)
 
 void MultiMirror::Routed(const std::string& table, int64_t first_commit_us, const Position& last) {
   MutexLock lock(mu_);
-  auto& pages = unapplied_[table];
-  pages.emplace_back(last, first_commit_us / 1000);
-  if (pages.size() > kMaxUnapplied) {  // the newest two become one
-    pages[pages.size() - 2].first = last;
-    pages.pop_back();
-  }
+  unapplied_.try_emplace(table, kMaxUnapplied).first->second.Add(last, first_commit_us / 1000);
 }
 
 void MultiMirror::Applied(const std::string& table, const Page& page) {
@@ -610,8 +604,10 @@ void MultiMirror::Applied(const std::string& table, const Page& page) {
   if (!page.changes.empty() && page.changes.back().commit_time_us > 0) {
     t.last_commit_ms = page.changes.back().commit_time_us / 1000;
   }
-  auto& pages = unapplied_[table];
-  while (covered && !pages.empty() && pages.front().first < *covered) pages.pop_front();
+  auto pages = unapplied_.find(table);
+  if (covered && pages != unapplied_.end()) {
+    pages->second.Retire([&](const Position& last) { return last < *covered; });
+  }
 }
 
 Status MultiMirror::StartCycle() {

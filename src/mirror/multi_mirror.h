@@ -33,6 +33,7 @@
 
 #include "assembly/pipeline_builder.h"
 #include "core/mutex.h"
+#include "core/pending_work.h"
 #include "core/state_store.h"
 #include "mirror/mirror_config.h"
 #include "mirror/stream_cycle.h"
@@ -179,7 +180,7 @@ class MultiMirror {
   // change's position and the first change's commit time (ms), oldest first; at most
   // kMaxUnapplied entries (the newest merge). The front is the table's behind_since, written
   // into the marker when it is saved.
-  std::map<std::string, std::deque<std::pair<Position, int64_t>>> unapplied_ GUARDED_BY(mu_);
+  std::map<std::string, PendingWork<Position>> unapplied_ GUARDED_BY(mu_);
   // Tables whose latest snapshot or cycle failed, with the error: a one-shot run's error.
   std::map<std::string, std::string> failed_this_run_ GUARDED_BY(mu_);
 };

@@ -59,7 +59,7 @@ void PipelineMetrics::Opened() {
   {
     MutexLock lock(mu_);
     for (StageState& s : stages_) s.pages = 0;
-    waiting_.clear();
+    waiting_.Clear();
   }
   up_.Set(1);
 }
@@ -80,15 +80,12 @@ void PipelineMetrics::Reached(Stage stage, const Page& page) {
     }
   }
   if (stage == kPersisted) {
-    while (!waiting_.empty() && waiting_.front().first <= s.pages) waiting_.pop_front();
+    waiting_.Retire([&](uint64_t last_page) { return last_page <= s.pages; });
   }
 }
 
 int64_t PipelineMetrics::OldestNotAt(Stage stage) const {
-  for (const auto& [last_page, first_commit_us] : waiting_) {
-    if (last_page > stages_[stage].pages) return first_commit_us;
-  }
-  return 0;
+  return waiting_.OldestNot([&](uint64_t last_page) { return last_page <= stages_[stage].pages; });
 }
 
 void PipelineMetrics::Received(const Page& page) {
@@ -110,11 +107,7 @@ void PipelineMetrics::Received(const Page& page) {
       break;
     }
   }
-  waiting_.emplace_back(stages_[kReceived].pages, first_commit_us);
-  if (waiting_.size() > kMaxWaiting) {  // the newest two become one
-    waiting_[waiting_.size() - 2].first = waiting_.back().first;
-    waiting_.pop_back();
-  }
+  waiting_.Add(stages_[kReceived].pages, first_commit_us);
 }
 
 void PipelineMetrics::Written(const Page& page, std::chrono::nanoseconds took) {

@@ -18,10 +18,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <optional>
 
 #include "core/mutex.h"
+#include "core/pending_work.h"
 #include "core/pipeline_observer.h"
 #include "core/source.h"
 #include "observability/metrics.h"
@@ -85,7 +85,7 @@ class PipelineMetrics final : public PipelineObserver {
   // kMaxWaiting entries: the newest two merge, which can only make a lag read longer, never
   // shorter.
   static constexpr size_t kMaxWaiting = 4096;
-  std::deque<std::pair<uint64_t, int64_t>> waiting_ GUARDED_BY(mu_);
+  PendingWork<uint64_t> waiting_ GUARDED_BY(mu_){kMaxWaiting};
   bool ordered_ GUARDED_BY(mu_) = true;  // the source's bookmarks have positions
 };
 
