@@ -80,12 +80,14 @@ void PipelineMetrics::Reached(Stage stage, const Page& page) {
     }
   }
   if (stage == kPersisted) {
-    waiting_.Retire([&](uint64_t last_page) { return last_page <= s.pages; });
+    const uint64_t persisted = s.pages;  // read under the lock, not inside the lambda
+    waiting_.Retire([persisted](uint64_t last_page) { return last_page <= persisted; });
   }
 }
 
 int64_t PipelineMetrics::OldestNotAt(Stage stage) const {
-  return waiting_.OldestNot([&](uint64_t last_page) { return last_page <= stages_[stage].pages; });
+  const uint64_t reached = stages_[stage].pages;  // read under the lock, not inside the lambda
+  return waiting_.OldestNot([reached](uint64_t last_page) { return last_page <= reached; });
 }
 
 void PipelineMetrics::Received(const Page& page) {
