@@ -35,18 +35,10 @@ using namespace faucet::postgres;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kBurstNap = std::chrono::milliseconds(20);
 
 [[noreturn]] void Fail(PGconn* conn, const std::string& what) {
   fprintf(stderr, "faucet_drain: %s: %s\n", what.c_str(), conn ? PQerrorMessage(conn) : "");
   exit(1);
-}
-
-int64_t PostgresNowMicros() {
-  // Microseconds since 2000-01-01 (946684800 s after the Unix epoch).
-  auto since_unix = std::chrono::system_clock::now().time_since_epoch();
-  return std::chrono::duration_cast<std::chrono::microseconds>(since_unix).count() -
-         946684800LL * 1000000;
 }
 
 }  // namespace
@@ -95,7 +87,7 @@ int main(int argc, char** argv) {
         if ((type == 'C' || type == 'c') && changes >= want) break;
       } else if (std::get<Keepalive>(*m).reply_requested) {
         // No progress to report (0/0): the slot is a throwaway copy.
-        const std::string status = EncodeStandbyStatus(Lsn(), Lsn(), Lsn(), PostgresNowMicros(),
+        const std::string status = EncodeStandbyStatus(Lsn(), Lsn(), Lsn(), NowPostgresMicros(),
                                                        /*reply_requested=*/false);
         if (PQputCopyData(conn.get(), status.data(), static_cast<int>(status.size())) != 1 ||
             PQflush(conn.get()) != 0) {

@@ -112,6 +112,8 @@ psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 sqlv() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 mysqlq() { mariadb -h 127.0.0.1 -P "$FAUCET_TEST_MYSQL_PORT" -u faucet -pfaucet --local-infile=1 faucet "$@"; }
 mysqlv() { mysqlq -N -B "$@"; }
+export -f mysqlq # for the copy scenario's pipe, which runs in its own bash
+export FAUCET_TEST_MYSQL_PORT
 psqlq "$SRC" -c "CREATE DATABASE bench_dst"
 
 RESULTS=$WORK/results.tsv # scenario, tool, run, rows, seconds, rss_kb, cpu_s
@@ -382,8 +384,9 @@ SQL
   local expect
   expect=$(sqlv "$SRC" -c "SELECT count(*), sum(hashtext(t::text)::bigint) FROM mix t")
   # SQLite and MariaDB are checked by count, sum of id and total length of doc.
+  local sums="SELECT count(*) || '|' || sum(id) || '|' || coalesce(sum(length(doc)), 0) FROM mix"
   local expect_sums
-  expect_sums=$(sqlv "$SRC" -c "SELECT count(*) || '|' || sum(id) || '|' || coalesce(sum(length(doc)), 0) FROM mix")
+  expect_sums=$(sqlv "$SRC" -c "$sums")
   psqlq "$DST" -c "CREATE TABLE mix (id bigint PRIMARY KEY, $MIX_COLS)"
   mysqlq -e "CREATE TABLE mix (id BIGINT PRIMARY KEY, $MYSQL_COLS, doc MEDIUMTEXT)"
   local db=$WORK/apply.db
@@ -409,7 +412,6 @@ $2" >"$WORK/apply.yaml"
   }
   # Per destination: empty it, check it against the source, and watch it (poll every 10 ms) until
   # the sentinel row has arrived.
-  local sums="SELECT count(*) || '|' || sum(id) || '|' || coalesce(sum(length(doc)), 0) FROM mix"
   empty_postgres() { psqlq "$DST" -c "TRUNCATE mix"; }
   check_postgres() { [[ $(sqlv "$DST" -c "SELECT count(*), sum(hashtext(t::text)::bigint) FROM mix t") == "$expect" ]]; }
   watch_postgres() { # one DO block polling (each check sees a new snapshot)
@@ -528,8 +530,7 @@ mysql_pipe() {
   # 0/1): the conversion is the source server's work, inside its COPY.
   /usr/bin/time -v -o "$WORK/time" bash -c "psql -X -q -v ON_ERROR_STOP=1 '$SRC' -c \"COPY (SELECT id, name, amount, qty,
       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), flag::int FROM big) TO STDOUT\" |
-    mariadb -h 127.0.0.1 -P $FAUCET_TEST_MYSQL_PORT -u faucet -pfaucet --local-infile=1 faucet \
-      -e \"LOAD DATA LOCAL INFILE '/dev/stdin' INTO TABLE $2 CHARACTER SET utf8mb4\""
+    mysqlq -e \"LOAD DATA LOCAL INFILE '/dev/stdin' INTO TABLE $2 CHARACTER SET utf8mb4\""
   record "$1" "COPY TO + LOAD DATA" "$i" "$ROWS" "$(sub "$(now)" "$s")" "$WORK/time"
 }
 
@@ -600,56 +601,46 @@ bench_copy() {
   mysqlq -e "CREATE TABLE copy_t (id BIGINT PRIMARY KEY, $MYSQL_COLS);
     CREATE TABLE copy_pipe (id BIGINT PRIMARY KEY, $MYSQL_COLS)"
   want=$(sqlv "$SRC" -c "SELECT count(*) || '/' || sum(id) FROM big")
-  # copy_run SCENARIO SINK-YAML CHECK-COMMAND...: one `faucet run` per build, checked.
-  copy_run() {
-    local scenario=$1 sink=$2
+  # copy_runs DEST SINK-CONFIG CHECK-COMMAND...: per mode (append, upsert) one `faucet run` of
+  # each build into DEST's copy_t (emptied first), checked. SINK-CONFIG: the connection keys.
+  copy_runs() {
+    local dest=$1 config=$2 scenario=copy-$1
     shift 2
-    for v in "${!BINS[@]}"; do
-      bin=${BINS[$v]} label=${LABELS[$v]}
-      [[ $scenario == copy-postgres ]] && psqlq "$DST" -c "TRUNCATE copy_t"
-      [[ $scenario == copy-sqlite ]] && sqlite3 "$db" "DELETE FROM copy_t" "VACUUM" >/dev/null
-      [[ $scenario == copy-mysql ]] && mysqlq -e "TRUNCATE copy_t"
-      rm -rf "$WORK/state-copy"
-      cat >"$WORK/copy.yaml" <<YAML
+    for mode in append upsert; do
+      key=""
+      [[ $mode == upsert ]] && key=", key: [id]"
+      for v in "${!BINS[@]}"; do
+        bin=${BINS[$v]} label=${LABELS[$v]}
+        case $dest in
+        postgres) psqlq "$DST" -c "TRUNCATE copy_t" ;;
+        sqlite) sqlite3 "$db" "DELETE FROM copy_t" "VACUUM" >/dev/null ;;
+        mysql) mysqlq -e "TRUNCATE copy_t" ;;
+        esac
+        rm -rf "$WORK/state-copy"
+        cat >"$WORK/copy.yaml" <<YAML
 version: 1
 name: copy
 pipeline:
   source: {type: postgres, config: {connection_url: '$SRC', query: 'SELECT * FROM public.big', batch_size: 1000}}
-  sink: $sink
+  sink: {type: $dest, config: {$config, table_name: copy_t, column_mapping: auto_map, write_mode: $mode$key}}
   state: {type: file, config: {path: '$WORK/state-copy'}}
 YAML
-      s=$(now)
-      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/copy.yaml" 2>"$WORK/faucet.log" ||
-        { cat "$WORK/faucet.log" >&2; exit 1; }
-      secs=$(sub "$(now)" "$s")
-      [[ $("$@") == "$want" ]] || { log "copy: $scenario ($label, $mode) differs from the source"; exit 1; }
-      record "$scenario" "$label run ($mode)" "$i" "$ROWS" "$secs" "$WORK/time"
+        s=$(now)
+        /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/copy.yaml" 2>"$WORK/faucet.log" ||
+          { cat "$WORK/faucet.log" >&2; exit 1; }
+        secs=$(sub "$(now)" "$s")
+        [[ $("$@") == "$want" ]] || { log "copy: $scenario ($label, $mode) differs from the source"; exit 1; }
+        record "$scenario" "$label run ($mode)" "$i" "$ROWS" "$secs" "$WORK/time"
+      done
     done
   }
   for ((i = 1; i <= RUNS; i++)); do
     pg_pipe copy-postgres copy_pipe
-    for mode in append upsert; do
-      key=""
-      [[ $mode == upsert ]] && key=", key: [id]"
-      copy_run copy-postgres "{type: postgres, config: {connection_url: '$DST', table_name: copy_t, column_mapping: auto_map, write_mode: $mode$key}}" \
-        sqlv "$DST" -c "SELECT count(*) || '/' || sum(id) FROM copy_t"
-    done
-
+    copy_runs postgres "connection_url: '$DST'" sqlv "$DST" -c "SELECT count(*) || '/' || sum(id) FROM copy_t"
     sqlite_pipe copy-sqlite "$db" copy_pipe
-    for mode in append upsert; do
-      key=""
-      [[ $mode == upsert ]] && key=", key: [id]"
-      copy_run copy-sqlite "{type: sqlite, config: {database_url: '$db', table_name: copy_t, column_mapping: auto_map, write_mode: $mode$key}}" \
-        sqlite3 "$db" "SELECT count(*) || '/' || sum(id) FROM copy_t"
-    done
-
+    copy_runs sqlite "database_url: '$db'" sqlite3 "$db" "SELECT count(*) || '/' || sum(id) FROM copy_t"
     mysql_pipe copy-mysql copy_pipe
-    for mode in append upsert; do
-      key=""
-      [[ $mode == upsert ]] && key=", key: [id]"
-      copy_run copy-mysql "{type: mysql, config: {connection_url: '$MYSQL_URL', table_name: copy_t, column_mapping: auto_map, write_mode: $mode$key}}" \
-        mysqlv -e "SELECT concat(count(*), '/', sum(id)) FROM copy_t"
-    done
+    copy_runs mysql "connection_url: '$MYSQL_URL'" mysqlv -e "SELECT concat(count(*), '/', sum(id)) FROM copy_t"
   done
 }
 

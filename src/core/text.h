@@ -14,6 +14,49 @@ inline int HexDigit(char c) {
   return -1;
 }
 
+// Appends the lowercase hex digits of `bytes` to `out`.
+inline void AppendHex(std::string_view bytes, std::string& out) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (char c : bytes) {
+    out += kDigits[static_cast<unsigned char>(c) >> 4];
+    out += kDigits[static_cast<unsigned char>(c) & 0xf];
+  }
+}
+
+// Appends `v` as a field of the tab-separated text format that Postgres' COPY and MySQL's LOAD
+// DATA (FIELDS TERMINATED BY '\t' ESCAPED BY '\\' LINES TERMINATED BY '\n') both read:
+// backslash, newline, carriage return, tab and NUL escaped by a backslash (NULL is the field
+// \N, the caller's). Clean runs are copied whole.
+inline void AppendEscapedField(std::string_view v, std::string& out) {
+  size_t start = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const char* escaped;
+    switch (v[i]) {
+      case '\\':
+        escaped = "\\\\";
+        break;
+      case '\n':
+        escaped = "\\n";
+        break;
+      case '\r':
+        escaped = "\\r";
+        break;
+      case '\t':
+        escaped = "\\t";
+        break;
+      case '\0':
+        escaped = "\\0";
+        break;
+      default:
+        continue;
+    }
+    out.append(v.data() + start, i - start);
+    out.append(escaped, 2);
+    start = i + 1;
+  }
+  out.append(v.data() + start, v.size() - start);
+}
+
 // Decodes URL percent-escapes ("%2F" -> "/") of `in` into `out`; false on a malformed escape.
 inline bool PercentDecode(std::string_view in, std::string& out) {
   out.clear();

@@ -379,7 +379,7 @@ TEST_P(SqlSinkScenario, UpsertWithoutUniqueIndexOnTheKeyIsRefusedAtOpen) {
 // By position in the Values below: naming must not connect (tests are listed without servers).
 // A fresh items table and an upsert sink on it, told that a bulk load follows (Open makes the
 // sink, so that a test can put rows in the table first). The sinks with a bulk load: postgres
-// (one COPY), sqlite (one transaction of statements) and mysql (one LOAD DATA per page).
+// (one COPY), sqlite (one transaction of statements) and mysql (one LOAD DATA across pages).
 class SqlBulkLoad : public ::testing::TestWithParam<BackendFactory> {
  protected:
   void SetUp() override {
@@ -500,7 +500,23 @@ TEST_P(SqliteBulkLoad, IntoATableWithRowsUpsertsInTheLoad) {
 
 // MySQL loads with LOAD DATA LOCAL INFILE, which the server runs as with IGNORE: a value it
 // would refuse in an INSERT is altered or skipped with a warning, which refuses the load.
-class MysqlBulkLoad : public SqlBulkLoad {};
+class MysqlBulkLoad : public SqlBulkLoad {
+ protected:
+  // Writes 60 pages of 1000 rows with 90-byte names (about 6 MB) into the open load; the row
+  // at 0-based place `refused` (if any) gets a name too long for its column.
+  void WriteSixtyPages(std::optional<int> refused = std::nullopt) {
+    for (int p = 0; p < 60; ++p) {
+      std::vector<Change> changes;
+      for (int i = 0; i < 1000; ++i) {
+        const int row = p * 1000 + i;
+        const std::string id = std::to_string(row + 1);
+        const std::string name(row == refused ? 101 : 90, 'x');
+        changes.push_back(Read(rel, {T(id.c_str()), T(name.c_str()), Null(), T("1")}));
+      }
+      ASSERT_OK(sink->Write(PageOf(std::move(changes))));
+    }
+  }
+};
 
 TEST_P(MysqlBulkLoad, ATooLongValueFailsTheWholeLoad) {
   ExpectSecondPageRefused(
@@ -514,6 +530,31 @@ TEST_P(MysqlBulkLoad, ANullIntoNotNullFailsTheWholeLoad) {
   ExpectSecondPageRefused(PageOf({Read(rel, {T("3"), T("c"), Null(), T("3")}),
                                   Read(rel, {T("4"), T("d"), Null(), Null()})}),
                           "column qty");
+}
+
+// One LOAD DATA carries the whole load: 60 pages of 1000 rows (about 6 MB, more than the 4 MiB
+// that may wait for the server, in many 256 KiB pieces) go through it, and a refused row near
+// the end is named by its place in the load, counted across pages and pieces.
+TEST_P(MysqlBulkLoad, ALoadLargerThanItsQueueNamesARefusedRowByItsPlace) {
+  Open();
+  WriteSixtyPages(59500);
+  Status st = sink->Flush();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("bulk load, row 59501, column name"), std::string::npos)
+      << st.message();
+  ASSERT_OK(sink->Finish(false));
+  EXPECT_EQ(b_->Query("SELECT count(*) FROM " + b_->Quote(table))[0][0], "0");
+}
+
+TEST_P(MysqlBulkLoad, ALoadLargerThanItsQueueIsCommittedWhole) {
+  Open();
+  WriteSixtyPages();
+  EXPECT_EQ(b_->Query("SELECT count(*) FROM " + b_->Quote(table))[0][0], "0") << "not committed";
+  ASSERT_OK(sink->Flush());
+  EXPECT_EQ(b_->Query("SELECT CONCAT(count(*), '/', sum(id), '/', sum(qty)) FROM " +
+                      b_->Quote(table))[0][0],
+            "60000/1800030000/60000");
+  ASSERT_OK(sink->Finish(true));
 }
 
 // Every type the sink converts lands the same through a bulk load as through pages: NULLs,

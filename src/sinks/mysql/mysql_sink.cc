@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -292,35 +291,14 @@ Value ValueOf(Literal literal, const Cell* cell, std::string& shifted) {
 // binary column's field is the hex of its bytes, loaded through UNHEX: the server reads the
 // data as utf8mb4, which arbitrary bytes are not.
 void AppendField(const Value& value, bool binary, std::string& out) {
-  static constexpr char kDigits[] = "0123456789abcdef";
   if (value.kind == Value::Kind::kNull) {
     out += "\\N";
   } else if (binary && value.kind == Value::Kind::kHex) {
     out += value.text;
   } else if (binary) {
-    for (char c : value.text) {
-      out += kDigits[static_cast<unsigned char>(c) >> 4];
-      out += kDigits[static_cast<unsigned char>(c) & 0xf];
-    }
+    AppendHex(value.text, out);
   } else {
-    for (char c : value.text) {
-      switch (c) {
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\0':
-          out += "\\0";
-          break;
-        default:
-          out += c;
-      }
-    }
+    AppendEscapedField(value.text, out);
   }
 }
 
@@ -396,31 +374,31 @@ std::string ColumnOf(const std::string& message) {
   return column;
 }
 
-// What a LOAD DATA LOCAL INFILE of a session reads, from memory: the lines `next` renders one
-// at a time, so a load holds one line and the client's packet buffer. Without `next` (no
-// load in progress) a request for a file fails: the server can never make the client read one.
+// What a LOAD DATA LOCAL INFILE of a session reads, from memory: the pieces of data queued in
+// `data` by the bulk load's LoadStatement, until it closes the queue. Without a queue (no load
+// in progress) a request for a file fails: the server can never make the client read one.
 struct InfileFeed {
-  // Appends the next line to `out`; false when there is none.
-  std::function<bool(std::string& out)> next;
-  std::string line;
-  size_t at = 0;  // bytes of `line` already read
+  BoundedQueue<std::string>* data = nullptr;
+  std::string piece;  // the piece being read
+  size_t at = 0;      // bytes of `piece` already read
 
   // The callbacks of mysql_set_local_infile_handler, `userdata` the feed.
   static int Init(void** state, const char* /*filename*/, void* userdata) {
     *state = userdata;  // the end and error callbacks get it even when this fails
-    return static_cast<InfileFeed*>(userdata)->next ? 0 : 1;
+    return static_cast<InfileFeed*>(userdata)->data != nullptr ? 0 : 1;
   }
   static int Read(void* state, char* buf, unsigned int size) {
     auto* feed = static_cast<InfileFeed*>(state);
     unsigned int n = 0;
     while (n < size) {
-      if (feed->at == feed->line.size()) {
-        feed->line.clear();
+      if (feed->at == feed->piece.size()) {
+        std::optional<std::string> next = feed->data->Pop();  // waits for the sink thread
+        if (!next) break;
+        feed->piece = std::move(*next);
         feed->at = 0;
-        if (!feed->next(feed->line)) break;
       }
-      const size_t k = std::min<size_t>(size - n, feed->line.size() - feed->at);
-      std::memcpy(buf + n, feed->line.data() + feed->at, k);
+      const size_t k = std::min<size_t>(size - n, feed->piece.size() - feed->at);
+      std::memcpy(buf + n, feed->piece.data() + feed->at, k);
       feed->at += k;
       n += static_cast<unsigned int>(k);
     }
@@ -456,12 +434,7 @@ class LoadStatement {
  public:
   LoadStatement(MysqlSession& session, std::string sql)
       : session_(session), queue_(kLoadQueueBytes) {
-    session_.feed.next = [this](std::string& out) {
-      std::optional<std::string> data = queue_.Pop();
-      if (!data) return false;
-      out = std::move(*data);
-      return true;
-    };
+    session_.feed.data = &queue_;
     thread_ = std::thread([this, sql = std::move(sql)] {
       result_ = mysql_real_query(session_.conn, sql.data(), sql.size());
       queue_.Close();  // a statement that failed early fails the next Append, not blocks it
@@ -702,11 +675,11 @@ class MysqlSink : public sql::TableSink {
     return Query("DROP TABLE IF EXISTS " + fresh, "cannot drop the overwrite table");
   }
 
-  // Bulk load: one transaction, and one LOAD DATA LOCAL INFILE per page (per column group of
-  // it), whose rows the session's feed renders from the page as the server reads them. A keyed
-  // target must be empty: LOAD DATA cannot upsert. Declined when the server refuses local
-  // infile, and for a table with a BIT or YEAR column, which a LOAD DATA field (a string)
-  // fills differently from the page's unquoted number.
+  // Bulk load: one transaction, and one LOAD DATA LOCAL INFILE kept open across pages (a new
+  // one when the written columns change), run by a LoadStatement while the pages' rows are
+  // rendered into it. A keyed target must be empty: LOAD DATA cannot upsert. Declined when the
+  // server refuses local infile, and for a table with a BIT or YEAR column, which a LOAD DATA
+  // field (a string) fills differently from the page's unquoted number.
   Result<bool> BulkStart(const WritePlan& plan) override {
     if (!textual_mismatch_.empty()) {
       spdlog::info(
@@ -742,13 +715,13 @@ class MysqlSink : public sql::TableSink {
 
   Status BulkAppend(const WritePlan& plan) override {
     for (size_t g = 0; g < plan.groups().size(); ++g) {
-      const std::vector<int>& columns = plan.groups()[g];
+      const std::vector<int>& columns = plan.groups()[g];  // every group has rows
+      if (load_ == nullptr || load_columns_ != columns) {
+        RETURN_IF_ERROR(EndLoad());
+        StartLoad(columns);
+      }
       for (size_t r = 0; r < plan.size(); ++r) {
         if (plan.row(r).group != g) continue;
-        if (load_ == nullptr || load_columns_ != columns) {
-          RETURN_IF_ERROR(EndLoad());
-          StartLoad(columns);
-        }
         const size_t row = load_rows_ + r;
         if (load_runs_.empty() ||
             load_runs_.back().second + (load_lines_ - load_runs_.back().first) != row) {

@@ -212,39 +212,12 @@ void AppendNumber(int64_t v, std::string& out) {
   out.append(digits, end);
 }
 
-// COPY's text format: backslash, newline, carriage return and tab are escaped; \N is null.
-void AppendCopyText(std::string_view v, std::string& out) {
-  size_t start = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    const char* escaped;
-    switch (v[i]) {
-      case '\\':
-        escaped = "\\\\";
-        break;
-      case '\n':
-        escaped = "\\n";
-        break;
-      case '\r':
-        escaped = "\\r";
-        break;
-      case '\t':
-        escaped = "\\t";
-        break;
-      default:
-        continue;
-    }
-    out.append(v.data() + start, i - start);
-    out.append(escaped, 2);
-    start = i + 1;
-  }
-  out.append(v.data() + start, v.size() - start);
-}
-
+// A cell in COPY's text format: \N is null.
 void AppendCopyCell(const Cell* cell, std::string& out) {
   if (cell == nullptr || cell->state != CellState::kValue) {
     out += "\\N";
   } else {
-    AppendCopyText(cell->text, out);
+    AppendEscapedField(cell->text, out);
   }
 }
 

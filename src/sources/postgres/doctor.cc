@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/redact.h"
 #include "clients/postgres/connection.h"
+#include "core/redact.h"
 #include "sources/postgres/slot.h"
 
 namespace faucet::postgres {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/text.h"
 #include "sources/postgres/pg_types.h"
 
 namespace faucet::postgres {
@@ -71,15 +72,16 @@ class Reader {
  private:
   // True when `n` more bytes are there; `value` says what is read, for the error.
   bool Need(size_t n, bool value) {
-    if (!failed() && data_.size() - pos_ >= n) [[likely]] return true;
+    if (!failed() && data_.size() - pos_ >= n) [[likely]]
+      return true;
     NeedFailed(n, value);
     return false;
   }
 
   [[gnu::noinline, gnu::cold]] void NeedFailed(size_t n, bool value) {
     if (failed()) return;
-    Fail("message ends inside a " + (value ? std::to_string(n) + "-byte value" : "field") +
-         " (" + std::to_string(data_.size()) + " bytes)");
+    Fail("message ends inside a " + (value ? std::to_string(n) + "-byte value" : "field") + " (" +
+         std::to_string(data_.size()) + " bytes)");
   }
 
   std::string_view data_;
@@ -90,8 +92,9 @@ class Reader {
 };
 
 std::string Hex(uint8_t b) {
-  static const char kDigits[] = "0123456789abcdef";
-  return std::string("0x") + kDigits[b >> 4] + kDigits[b & 15];
+  std::string out = "0x";
+  AppendHex(std::string_view(reinterpret_cast<const char*>(&b), 1), out);
+  return out;
 }
 
 // TupleData: Int16 column count, then per column a kind byte and, for 't'/'b', Int32 length
@@ -346,9 +349,9 @@ Result<PgoutputMessage> ParseMessage(std::string_view data, bool in_stream, bool
     return Status(r.code(), "pgoutput: " + PgoutputMessageName(tag) + " message: " + r.error());
   }
   if (r.remaining() != 0) [[unlikely]] {
-    return DataLoss("pgoutput: " + PgoutputMessageName(tag) + " message: " +
-                    std::to_string(r.remaining()) + " unexpected trailing bytes at byte " +
-                    std::to_string(r.offset()));
+    return DataLoss("pgoutput: " + PgoutputMessageName(tag) +
+                    " message: " + std::to_string(r.remaining()) +
+                    " unexpected trailing bytes at byte " + std::to_string(r.offset()));
   }
   return m;
 }

@@ -24,16 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// While the server is sending, an empty socket is not waited on: the source sleeps this long
-// and then reads everything that queued meanwhile. The walsender sends every message with its
-// own send(); when the reader is woken for every few messages, the TCP window stays open and
-// each of those sends runs the whole transmit path, delivery and wake-up, which on loopback
-// made the walsender (the bottleneck) spend 60-90% more CPU than for pg_recvlogical, which
-// reads slowly. A reader that lets the window fill turns those sends into copies into the
-// socket buffer. Measured (BENCHMARKS.md): 1 ms and 10 ms naps do not fill the window, 20 ms
-// does. Latency added: at most this, and only while data is flowing.
-constexpr auto kBurstNap = std::chrono::milliseconds(20);
-
 Bookmark MakeBookmark(Lsn lsn) { return Bookmark{Json{{"last_lsn", lsn.ToString()}}}; }
 
 Result<Lsn> ParseBookmark(const Bookmark& b) {
@@ -43,12 +33,6 @@ Result<Lsn> ParseBookmark(const Bookmark& b) {
   }
   return DataLoss("bookmark " + b.ToString() +
                   " is not a postgres-cdc bookmark ({\"last_lsn\":\"X/Y\"})");
-}
-
-int64_t NowPostgresMicros() {
-  auto since_unix = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now().time_since_epoch());
-  return since_unix.count() - kPostgresEpochUnixMicros;
 }
 
 }  // namespace

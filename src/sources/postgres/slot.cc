@@ -74,8 +74,8 @@ Result<ExportedSnapshot> CreateSlotWithSnapshot(const PostgresCdcConfig& config)
     return FailedPrecondition("replication slot '" + config.slot_name +
                               "' already exists: no snapshot can be exported at its position");
   }
-  std::string sql = "CREATE_REPLICATION_SLOT \"" + config.slot_name +
-                    "\" LOGICAL pgoutput (SNAPSHOT 'export')";
+  std::string sql =
+      "CREATE_REPLICATION_SLOT \"" + config.slot_name + "\" LOGICAL pgoutput (SNAPSHOT 'export')";
   ResultPtr r(PQexec(conn.get(), sql.c_str()));
   if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1) {
     return StatementError(conn.get(), r.get(),
@@ -86,9 +86,10 @@ Result<ExportedSnapshot> CreateSlotWithSnapshot(const PostgresCdcConfig& config)
   std::optional<std::string> name = Value(r.get(), 0, 2);
   if (!point || !name) return Internal("CREATE_REPLICATION_SLOT returned no snapshot");
   ASSIGN_OR_RETURN(Lsn lsn, Lsn::Parse(*point));
-  spdlog::warn("created permanent replication slot '{}' at {} with exported snapshot {}: it "
-               "retains WAL until it is dropped (faucet slot drop)",
-               config.slot_name, lsn.ToString(), *name);
+  spdlog::warn(
+      "created permanent replication slot '{}' at {} with exported snapshot {}: it "
+      "retains WAL until it is dropped (faucet slot drop)",
+      config.slot_name, lsn.ToString(), *name);
   return ExportedSnapshot{lsn, *name, std::move(conn)};
 }
 

@@ -1,5 +1,7 @@
 #include "sources/postgres/walsender_protocol.h"
 
+#include "sources/postgres/pgoutput.h"
+
 namespace faucet::postgres {
 namespace {
 
@@ -14,6 +16,12 @@ void PutU64(std::string& out, uint64_t v) {
 }
 
 }  // namespace
+
+int64_t NowPostgresMicros() {
+  auto since_unix = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  return since_unix.count() - kPostgresEpochUnixMicros;
+}
 
 Result<ReplicationMessage> ParseReplicationMessage(std::string_view data) {
   if (data.empty()) return DataLoss("replication: empty CopyData message");

@@ -3,6 +3,7 @@
 // PostgreSQL docs, "Streaming Replication Protocol" (protocol-replication.html).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,6 +33,20 @@ using ReplicationMessage = std::variant<XLogData, Keepalive>;
 
 // Parses one CopyData payload from the server. Malformed or unknown is kDataLoss.
 Result<ReplicationMessage> ParseReplicationMessage(std::string_view data);
+
+// The client clock as EncodeStandbyStatus wants it: microseconds since 2000-01-01.
+int64_t NowPostgresMicros();
+
+// How a client reading the stream waits while the server is sending: an empty socket is not
+// waited on, the client sleeps this long and then reads everything that queued meanwhile. The
+// walsender sends every message with its own send(); when the reader is woken for every few
+// messages, the TCP window stays open and each of those sends runs the whole transmit path,
+// delivery and wake-up, which on loopback made the walsender (the bottleneck) spend 60-90% more
+// CPU than for pg_recvlogical, which reads slowly. A reader that lets the window fill turns
+// those sends into copies into the socket buffer. Measured (BENCHMARKS.md): 1 ms and 10 ms
+// naps do not fill the window, 20 ms does. Latency added: at most this, and only while data is
+// flowing; an idle stream is waited for in poll().
+inline constexpr auto kBurstNap = std::chrono::milliseconds(20);
 
 // 'r': tells the server how far we have written, flushed and applied. For a logical slot the
 // flush position becomes confirmed_flush_lsn (WAL before it may be recycled), so callers pass
