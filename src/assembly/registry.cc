@@ -10,6 +10,8 @@
 #include "sinks/postgres/postgres_sink.h"
 #include "sinks/sqlite/sqlite_sink.h"
 #include "sources/generator/generator_source.h"
+#include "sources/mysql/mysql_cdc_source.h"
+#include "sources/mysql/query_source.h"
 #include "sources/postgres/postgres_cdc_source.h"
 #include "sources/postgres/query_source.h"
 #include "transforms/transforms.h"
@@ -20,8 +22,8 @@ namespace {
 // Connector types of the reference system that this build does not have yet: a config that
 // names one gets "not available in this build", not "unknown type".
 const std::vector<std::string> kUnavailableSources = {
-    "mysql-cdc", "mongodb-cdc", "mssql-cdc", "oracle-cdc", "dynamodb", "kafka", "mysql",
-    "sqlite",    "mssql",       "mongodb",   "oracle",     "csv",      "jsonl", "http"};
+    "mongodb-cdc", "mssql-cdc", "oracle-cdc", "dynamodb", "kafka", "sqlite",
+    "mssql",       "mongodb",   "oracle",     "csv",      "jsonl", "http"};
 const std::vector<std::string> kUnavailableSinks = {
     "mssql",   "kafka",    "parquet",   "mongodb", "redis",
     "iceberg", "bigquery", "snowflake", "spanner", "elasticsearch"};
@@ -75,7 +77,9 @@ const std::vector<SourceKind>& SourceKinds() {
   static const std::vector<SourceKind> kKinds = {
       {"generator", false, MakeGeneratorSource},
       {"postgres-cdc", true, MakePostgresCdcSource},
+      {"mysql-cdc", true, MakeMysqlCdcSource},
       {"postgres", false, MakePostgresQuerySource},
+      {"mysql", false, MakeMysqlQuerySource},
   };
   return kKinds;
 }

@@ -54,6 +54,22 @@ class BoundedQueue {
     return std::move(item);
   }
 
+  enum class PopResult { kPopped, kTimedOut, kClosed };
+  // Like Pop, but gives up at `deadline`: kPopped with the item in `out`, kTimedOut with the
+  // queue still open and empty, kClosed once it is closed and drained.
+  PopResult PopUntil(T& out, std::chrono::steady_clock::time_point deadline) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (!closed_ && items_.empty() && not_empty_.WaitUntil(mu_, deadline)) {
+    }
+    if (items_.empty()) return closed_ ? PopResult::kClosed : PopResult::kTimedOut;
+    auto& [item, bytes] = items_.front();
+    out = std::move(item);
+    bytes_ -= bytes;
+    items_.pop_front();
+    not_full_.NotifyOne();
+    return PopResult::kPopped;
+  }
+
   // Wakes both sides; pending Push calls fail, Pop drains what is left then returns nullopt.
   void Close() EXCLUDES(mu_) {
     MutexLock lock(mu_);

@@ -38,5 +38,23 @@ TEST(BoundedQueue, CloseDrainsThenEnds) {
   EXPECT_EQ(q.Pop(), std::nullopt);
 }
 
+TEST(BoundedQueue, PopUntilTellsAnItemFromATimeoutFromTheEnd) {
+  using Q = BoundedQueue<int>;
+  Q q(10);
+  int out = 0;
+  const auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(20); };
+  EXPECT_EQ(q.PopUntil(out, soon()), Q::PopResult::kTimedOut);
+  std::thread t([&] { q.Push(7, 1); });
+  EXPECT_EQ(q.PopUntil(out, std::chrono::steady_clock::now() + std::chrono::seconds(30)),
+            Q::PopResult::kPopped);
+  t.join();
+  EXPECT_EQ(out, 7);
+  ASSERT_TRUE(q.Push(8, 1));
+  q.Close();
+  EXPECT_EQ(q.PopUntil(out, soon()), Q::PopResult::kPopped);
+  EXPECT_EQ(out, 8);
+  EXPECT_EQ(q.PopUntil(out, soon()), Q::PopResult::kClosed);
+}
+
 }  // namespace
 }  // namespace faucet

@@ -5,7 +5,7 @@
 #include <mysql.h>
 #include <sqlite3.h>
 
-#include "sinks/mysql/mysql_sink.h"
+#include "clients/mysql/connection.h"
 #include "testing/services.h"
 
 namespace faucet::testing {

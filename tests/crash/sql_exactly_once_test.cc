@@ -8,7 +8,8 @@
 // cuts pages at 700 changes, so the replay's pages do not line up with the committed ones.
 // Append mode has no key, so a duplicate shows; upsert mode adds multi-page updates and
 // deletes. The at-least-once control shows the same crash does duplicate without the
-// watermark.
+// watermark. The source is Postgres (postgres-cdc) or MariaDB (mysql-cdc, which starts at the
+// GTID position taken before the data and then resumes from its file/pos bookmarks).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -30,13 +31,83 @@ enum class Mode { kAppend, kUpsert };
 struct Param {
   SqlDest dest;
   Mode mode;
-  int rows;  // of the first transaction
+  int rows;            // of the first transaction
+  bool mysql = false;  // a MariaDB source (mysql-cdc) instead of Postgres
 };
 
 std::string ParamName(const Param& p) {
-  return testing::SqlDestName(p.dest) + (p.mode == Mode::kAppend ? "_append_" : "_upsert_") +
-         std::to_string(p.rows);
+  return std::string(p.mysql ? "mariadb_to_" : "") + testing::SqlDestName(p.dest) +
+         (p.mode == Mode::kAppend ? "_append_" : "_upsert_") + std::to_string(p.rows);
 }
+
+// The source database of a test: the table `name` with (id, name) and the YAML of the CDC
+// source streaming it from before its first row.
+class SourceDb {
+ public:
+  virtual ~SourceDb() = default;
+  virtual void Exec(const std::string& sql) = 0;
+  virtual std::string Scalar(const std::string& sql) = 0;
+  virtual std::string Yaml(const std::string& extra) const = 0;
+  // SQL of the dialect: rows from..to with name 'row <id>'; append '+' to a name.
+  virtual std::string InsertSql(const std::string& table, int from, int to) const = 0;
+  virtual std::string Append(const std::string& column) const = 0;
+  virtual bool mysql() const = 0;
+};
+
+class PostgresSourceDb : public SourceDb {
+ public:
+  explicit PostgresSourceDb(const std::string& name)
+      : cdc_(db_, name, "id int PRIMARY KEY, name text") {
+    // The slot exists before the data, so the stream carries all of it.
+    db_.Exec("SELECT pg_create_logical_replication_slot('" + cdc_.slot() + "', 'pgoutput')");
+  }
+  void Exec(const std::string& sql) override { db_.Exec(sql); }
+  std::string Scalar(const std::string& sql) override { return db_.Scalar(sql).value_or(""); }
+  std::string Yaml(const std::string& extra) const override { return cdc_.SourceYaml(extra); }
+  std::string InsertSql(const std::string& table, int from, int to) const override {
+    return "INSERT INTO " + table + " SELECT g, 'row ' || g FROM generate_series(" +
+           std::to_string(from) + ", " + std::to_string(to) + ") g";
+  }
+  std::string Append(const std::string& column) const override { return column + " || '+'"; }
+  bool mysql() const override { return false; }
+
+ private:
+  TestDb db_;
+  CdcTable cdc_;
+};
+
+class MariadbSourceDb : public SourceDb {
+ public:
+  explicit MariadbSourceDb(const std::string& name) : db_(SqlDest::kMysql, name, ""), table_(name) {
+    db_.Query("CREATE TABLE " + table_ + " (id int PRIMARY KEY, name text)");
+    gtid_ = db_.Query("SELECT @@gtid_binlog_pos");
+    database_ = db_.Query("SELECT DATABASE()");
+  }
+  ~MariadbSourceDb() override { db_.Query("DROP TABLE IF EXISTS " + table_); }
+  void Exec(const std::string& sql) override { db_.Query(sql); }
+  std::string Scalar(const std::string& sql) override { return db_.Query(sql); }
+  std::string Yaml(const std::string& extra) const override {
+    // A replica id no other test uses at the same time (the server ends the older of two).
+    const uint32_t server_id =
+        1000 + std::hash<std::string>()(testing::UniqueName("server_id")) % 4'000'000'000u;
+    return "{type: mysql-cdc, config: {connection_url: '" + db_.url() +
+           "', server_id: " + std::to_string(server_id) + ", include_tables: [" + database_ + "." +
+           table_ + "], start_position: {type: gtid_set, value: '" + gtid_ + "'}, idle_timeout: 1" +
+           extra + "}}";
+  }
+  std::string InsertSql(const std::string& table, int from, int to) const override {
+    return "INSERT INTO " + table + " SELECT seq, CONCAT('row ', seq) FROM seq_" +
+           std::to_string(from) + "_to_" + std::to_string(to);
+  }
+  std::string Append(const std::string& column) const override {
+    return "CONCAT(" + column + ", '+')";
+  }
+  bool mysql() const override { return true; }
+
+ private:
+  testing::SqlDestination db_;
+  std::string table_, gtid_, database_;
+};
 
 void PrintTo(const Param& p, std::ostream* os) { *os << ParamName(p); }
 
@@ -50,16 +121,21 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
     const Param& p = GetParam();
     name_ = testing::UniqueName("eo");
     dir_ = testing::TempDir("eo");
-    cdc_ = std::make_unique<CdcTable>(src_, name_, "id int PRIMARY KEY, name text");
-    // The slot exists before the data, so the stream carries all of it.
-    src_.Exec("SELECT pg_create_logical_replication_slot('" + cdc_->slot() + "', 'pgoutput')");
+    // A MariaDB source table lives beside a MariaDB destination: another name.
+    src_table_ = p.mysql ? name_ + "_src" : name_;
+    if (p.mysql) {
+      src_ = std::make_unique<MariadbSourceDb>(src_table_);
+    } else {
+      src_ = std::make_unique<PostgresSourceDb>(src_table_);
+    }
     Insert(1, p.rows);
     for (int t = 0; t < kMediumTxns; ++t) {
       Insert(p.rows + t * kMediumRows + 1, p.rows + (t + 1) * kMediumRows);
     }
     if (p.mode == Mode::kUpsert) {  // one multi-page update and one multi-page delete
-      src_.Exec("UPDATE " + name_ + " SET name = name || '+' WHERE id % 2 = 0");
-      src_.Exec("DELETE FROM " + name_ + " WHERE id % 3 = 0");
+      src_->Exec("UPDATE " + src_table_ + " SET name = " + src_->Append("name") +
+                 " WHERE id % 2 = 0");
+      src_->Exec("DELETE FROM " + src_table_ + " WHERE id % 3 = 0");
     }
 
     // Append: no key, so a row written twice shows.
@@ -79,10 +155,7 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
     if (GetParam().dest == SqlDest::kMysql) dest_->Query("DROP TABLE IF EXISTS " + name_);
   }
 
-  void Insert(int from, int to) {
-    src_.Exec("INSERT INTO " + name_ + " SELECT g, 'row ' || g FROM generate_series(" +
-              std::to_string(from) + ", " + std::to_string(to) + ") g");
-  }
+  void Insert(int from, int to) { src_->Exec(src_->InsertSql(src_table_, from, to)); }
 
   // rows/distinct ids/sum of ids/sum of id*length(name), computed by the database holding
   // `table`: any lost, doubled or stale row changes it.
@@ -96,7 +169,7 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
     }
     return "SELECT " + (mysql ? "CONCAT(" + sql + ")" : sql) + " FROM " + table;
   }
-  std::string SourceSummary() { return src_.Scalar(SummarySql(name_, false)).value_or(""); }
+  std::string SourceSummary() { return src_->Scalar(SummarySql(src_table_, src_->mysql())); }
   std::string DestSummary() {
     return dest_->Query(SummarySql(name_, GetParam().dest == SqlDest::kMysql));
   }
@@ -105,7 +178,7 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
     std::string path = dir_ + "/" + delivery + std::to_string(batch_size) + ".yaml";
     std::ofstream(path) << "version: 1\nname: " << name_ << "\ndelivery: " << delivery << "\n"
                         << "pipeline:\n  source: "
-                        << cdc_->SourceYaml(", batch_size: " + std::to_string(batch_size)) << "\n"
+                        << src_->Yaml(", batch_size: " + std::to_string(batch_size)) << "\n"
                         << "  transforms: [{type: cdc_unwrap}]\n"
                         << "  sink: " << sink_ << "\n"
                         << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n";
@@ -123,10 +196,9 @@ class SqlExactlyOnce : public ::testing::TestWithParam<Param> {
         << r.output;
   }
 
-  TestDb src_;
-  std::unique_ptr<CdcTable> cdc_;
+  std::unique_ptr<SourceDb> src_;
   std::unique_ptr<testing::SqlDestination> dest_;
-  std::string name_, dir_, sink_;
+  std::string name_, dir_, sink_, src_table_;
 };
 
 TEST_P(SqlExactlyOnce, CrashesAtEveryPointAndAfterChunksLeaveNoDuplicateAndNoGap) {
@@ -176,8 +248,10 @@ std::vector<Param> Params() {
   for (SqlDest d : {SqlDest::kPostgres, SqlDest::kSqlite, SqlDest::kMysql}) {
     for (Mode m : {Mode::kAppend, Mode::kUpsert}) {
       for (int rows : {2500, 100000}) out.push_back({d, m, rows});
+      out.push_back({d, m, 2500, /*mysql=*/true});
     }
   }
+  out.push_back({SqlDest::kPostgres, Mode::kUpsert, 100000, /*mysql=*/true});
   return out;
 }
 
@@ -186,7 +260,8 @@ INSTANTIATE_TEST_SUITE_P(Sinks, SqlExactlyOnce, ::testing::ValuesIn(Params()),
 INSTANTIATE_TEST_SUITE_P(Sinks, SqlAtLeastOnceControl,
                          ::testing::Values(Param{SqlDest::kPostgres, Mode::kAppend, 2500},
                                            Param{SqlDest::kSqlite, Mode::kAppend, 2500},
-                                           Param{SqlDest::kMysql, Mode::kAppend, 2500}),
+                                           Param{SqlDest::kMysql, Mode::kAppend, 2500},
+                                           Param{SqlDest::kMysql, Mode::kAppend, 2500, true}),
                          [](const auto& info) { return ParamName(info.param); });
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <mysql.h>
 
+#include "clients/mysql/connection.h"
 #include "sinks/mysql/mysql_sink.h"
 #include "sql_sink_test.h"
 #include "testing/services.h"
@@ -73,23 +74,6 @@ class MysqlBackend : public Backend {
   std::string url_;
   MYSQL* conn_ = nullptr;
 };
-
-TEST(MysqlSink, UrlIsParsedAndPercentDecoded) {
-  auto url = ParseMysqlUrl("mysql://loader:p%40ss%3Aw@db.internal:3307/shop?ssl-mode=REQUIRED");
-  ASSERT_OK(url);
-  EXPECT_EQ(url->user, "loader");
-  EXPECT_EQ(url->password, "p@ss:w");
-  EXPECT_EQ(url->host, "db.internal");
-  EXPECT_EQ(url->port, 3307);
-  EXPECT_EQ(url->database, "shop");
-  auto v6 = ParseMysqlUrl("mariadb://u@[::1]/db");
-  ASSERT_OK(v6);
-  EXPECT_EQ(v6->host, "::1");
-  EXPECT_EQ(v6->port, 3306);
-  auto bad = ParseMysqlUrl("mysql://u:secret@host:3306");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message().find("secret"), std::string::npos);
-}
 
 TEST(MysqlSink, PostgresTextFormsAreConvertedByColumnType) {
   MysqlBackend b;

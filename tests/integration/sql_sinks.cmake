@@ -7,4 +7,4 @@ faucet_test(faucet_sql_sink_test
   ${CMAKE_CURRENT_LIST_DIR}/sql_sink_sqlite_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/sql_sink_mysql_test.cc
   LIBS faucet_sink_postgres faucet_sink_sqlite faucet_sink_mysql faucet_transforms
-    faucet_testing PostgreSQL::PostgreSQL SQLite::SQLite3 PkgConfig::FAUCET_MARIADB)
+    faucet_testing faucet_mysql_client PostgreSQL::PostgreSQL SQLite::SQLite3)

@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "clients/mysql/connection.h"
 #include "core/bounded_queue.h"
 #include "core/json_render.h"
 #include "core/redact.h"
@@ -302,56 +303,6 @@ void AppendField(const Value& value, bool binary, std::string& out) {
   }
 }
 
-// MySQL/MariaDB error numbers as statuses. Connection loss, lock waits, deadlocks and a
-// server shutting down may pass; a value or constraint the table refuses is the row's; a
-// missing table or column, or a denied privilege, means the table no longer fits the plan.
-StatusCode CodeFor(unsigned int err) {
-  switch (err) {
-    case CR_CONNECTION_ERROR:
-    case CR_CONN_HOST_ERROR:
-    case CR_SERVER_GONE_ERROR:
-    case CR_SERVER_LOST:
-    case CR_SERVER_LOST_EXTENDED:
-    case ER_CON_COUNT_ERROR:
-    case ER_SERVER_SHUTDOWN:
-    case ER_LOCK_WAIT_TIMEOUT:
-    case ER_LOCK_DEADLOCK:
-    case ER_CONNECTION_KILLED:
-    case ER_QUERY_INTERRUPTED:
-      return StatusCode::kUnavailable;
-    case ER_BAD_NULL_ERROR:
-    case ER_DUP_ENTRY:
-    case ER_DUP_ENTRY_WITH_KEY_NAME:
-    case ER_WARN_NULL_TO_NOTNULL:
-    case ER_WARN_DATA_OUT_OF_RANGE:
-    case WARN_DATA_TRUNCATED:
-    case ER_TRUNCATED_WRONG_VALUE:
-    case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
-    case ER_ILLEGAL_VALUE_FOR_TYPE:
-    case ER_DATA_TOO_LONG:
-    case ER_WRONG_VALUE_FOR_TYPE:
-    case ER_CANT_CREATE_GEOMETRY_OBJECT:
-    case ER_ROW_IS_REFERENCED_2:
-    case ER_NO_REFERENCED_ROW_2:
-    case ER_DATA_OUT_OF_RANGE:
-    case ER_NO_DEFAULT_FOR_FIELD:
-    case ER_INVALID_USE_OF_NULL:
-    case ER_CONSTRAINT_FAILED:
-    case ER_WRONG_VALUE:
-    case 3140:  // MySQL 8 ER_INVALID_JSON_TEXT
-    case 3819:  // MySQL 8 ER_CHECK_CONSTRAINT_VIOLATED
-      return StatusCode::kInvalidArgument;
-    case ER_BAD_FIELD_ERROR:
-    case ER_NO_SUCH_TABLE:
-    case ER_TABLEACCESS_DENIED_ERROR:
-    case ER_DBACCESS_DENIED_ERROR:
-    case ER_ACCESS_DENIED_ERROR:
-      return StatusCode::kFailedPrecondition;
-    default:
-      return StatusCode::kInternal;
-  }
-}
-
 // The column a MySQL message names: "... for column 'qty' at row 1", "Column 'qty' cannot be
 // null", "... for column `db`.`t`.`qty` at row 1" (the last quoted part), "Column set to
 // default value; NULL supplied to NOT NULL column 'qty' at row 2" (the first quoted one).
@@ -413,12 +364,11 @@ struct InfileFeed {
 
 // A destination session: its connection, whether it failed, whether a transaction is open.
 struct MysqlSession {
-  ~MysqlSession() { mysql_close(conn); }
   // Connected and outside any transaction: a sink that failed mid-page leaves its session to
   // be closed, never handed to the next.
   bool Reusable() const { return !broken && !in_transaction; }
 
-  MYSQL* conn = nullptr;
+  mysql::ConnPtr conn;
   bool broken = false;
   bool in_transaction = false;
   InfileFeed feed;  // the connection's infile handler reads it (a session never moves)
@@ -436,7 +386,7 @@ class LoadStatement {
       : session_(session), queue_(kLoadQueueBytes) {
     session_.feed.data = &queue_;
     thread_ = std::thread([this, sql = std::move(sql)] {
-      result_ = mysql_real_query(session_.conn, sql.data(), sql.size());
+      result_ = mysql_real_query(session_.conn.get(), sql.data(), sql.size());
       queue_.Close();  // a statement that failed early fails the next Append, not blocks it
     });
   }
@@ -468,32 +418,24 @@ class LoadStatement {
   int result_ = 0;  // written by thread_, read after it is joined
 };
 
-Result<std::unique_ptr<MysqlSession>> OpenSession(const std::string& url, const MysqlUrl& parts) {
+Result<std::unique_ptr<MysqlSession>> OpenSession(const mysql::Endpoint& endpoint) {
   auto session = std::make_unique<MysqlSession>();
-  session->conn = mysql_init(nullptr);
-  MYSQL* conn = session->conn;
-  if (conn == nullptr) return Internal("mysql sink: out of memory");
-  unsigned int timeout = 10;
-  mysql_options(conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-  mysql_options(conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   // For the bulk load's LOAD DATA LOCAL INFILE, whose rows come from the session's feed.
-  unsigned int local_infile = 1;
-  mysql_options(conn, MYSQL_OPT_LOCAL_INFILE, &local_infile);
-  mysql_set_local_infile_handler(conn, &InfileFeed::Init, &InfileFeed::Read, &InfileFeed::End,
-                                 &InfileFeed::Error, &session->feed);
-  if (mysql_real_connect(conn, parts.host.c_str(), parts.user.c_str(), parts.password.c_str(),
-                         parts.database.c_str(), parts.port, nullptr, 0) == nullptr) {
-    return Unavailable(Redact("mysql sink " + url + ": cannot connect: " + mysql_error(conn)));
-  }
+  ASSIGN_OR_RETURN(session->conn, mysql::Connect(endpoint, "mysql sink", [&session](MYSQL* conn) {
+                     unsigned int local_infile = 1;
+                     mysql_options(conn, MYSQL_OPT_LOCAL_INFILE, &local_infile);
+                     mysql_set_local_infile_handler(conn, &InfileFeed::Init, &InfileFeed::Read,
+                                                    &InfileFeed::End, &InfileFeed::Error,
+                                                    &session->feed);
+                   }));
   // Strict mode: a value the column cannot hold is an error, never silently truncated or
-  // zeroed. NO_AUTO_VALUE_ON_ZERO: a mirrored id 0 stays 0. The session is in UTC, the zone
-  // timestamptz values are converted to.
+  // zeroed. NO_AUTO_VALUE_ON_ZERO: a mirrored id 0 stays 0. (The session is in UTC, the zone
+  // timestamptz values are converted to: mysql::Connect.)
   const std::string set =
-      "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO',"
-      " time_zone = '+00:00'";
-  if (mysql_real_query(conn, set.data(), set.size()) != 0) {
-    return Unavailable(
-        Redact("mysql sink " + url + ": cannot set the session: " + mysql_error(conn)));
+      "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO'";
+  if (mysql_real_query(session->conn.get(), set.data(), set.size()) != 0) {
+    return Unavailable(Redact("mysql sink " + endpoint.url +
+                              ": cannot set the session: " + mysql_error(session->conn.get())));
   }
   return session;
 }
@@ -757,7 +699,7 @@ class MysqlSink : public sql::TableSink {
 
  private:
   // The held session's connection. REQUIRES: a session is held.
-  MYSQL* conn() const { return session_->conn; }
+  MYSQL* conn() const { return session_->conn.get(); }
 
   // With innodb_flush_log_at_trx_commit != 1 a commit is not on disk when COMMIT returns:
   // Flush's promise then holds against a process crash but not an OS crash.
@@ -866,7 +808,7 @@ class MysqlSink : public sql::TableSink {
   Status Error(const std::string& what) {
     unsigned int err = mysql_errno(conn());
     std::string message = mysql_error(conn());
-    StatusCode code = CodeFor(err);
+    StatusCode code = mysql::ErrorCode(err);
     if (err >= CR_MIN_ERROR && err <= CR_MAX_ERROR) code = StatusCode::kUnavailable;
     if (code == StatusCode::kUnavailable) session_->broken = true;
     if (code == StatusCode::kInvalidArgument) return InvalidArgument(message);
@@ -1081,74 +1023,19 @@ class MysqlSink : public sql::TableSink {
 
 }  // namespace
 
-Result<MysqlUrl> ParseMysqlUrl(const std::string& url) {
-  auto bad = [&](const std::string& why) {
-    return InvalidArgument("connection_url " + Redact(url) + ": " + why);
-  };
-  std::string_view rest = url;
-  if (rest.rfind("mysql://", 0) == 0) {
-    rest.remove_prefix(8);
-  } else if (rest.rfind("mariadb://", 0) == 0) {
-    rest.remove_prefix(10);
-  } else {
-    return bad("expected mysql://user:password@host:port/database");
-  }
-  rest = rest.substr(0, rest.find('?'));
-  MysqlUrl out;
-  size_t at = rest.rfind('@', rest.find('/'));
-  if (at != std::string_view::npos) {
-    std::string_view userinfo = rest.substr(0, at);
-    size_t colon = userinfo.find(':');
-    if (!PercentDecode(userinfo.substr(0, colon), out.user) ||
-        (colon != std::string_view::npos &&
-         !PercentDecode(userinfo.substr(colon + 1), out.password))) {
-      return bad("bad percent-encoding in the user or password");
-    }
-    rest.remove_prefix(at + 1);
-  }
-  size_t slash = rest.find('/');
-  if (slash == std::string_view::npos || slash + 1 == rest.size()) {
-    return bad("names no database (mysql://user:password@host:port/database)");
-  }
-  std::string_view hostport = rest.substr(0, slash);
-  if (!PercentDecode(rest.substr(slash + 1), out.database)) return bad("bad database name");
-  std::string_view host = hostport, port;
-  if (!hostport.empty() && hostport.front() == '[') {  // [IPv6]:port
-    size_t close = hostport.find(']');
-    if (close == std::string_view::npos) return bad("bad host");
-    host = hostport.substr(1, close - 1);
-    if (close + 1 < hostport.size()) {
-      if (hostport[close + 1] != ':') return bad("bad host");
-      port = hostport.substr(close + 2);
-    }
-  } else if (size_t colon = hostport.rfind(':'); colon != std::string_view::npos) {
-    host = hostport.substr(0, colon);
-    port = hostport.substr(colon + 1);
-  }
-  if (!port.empty()) {
-    int n = 0;
-    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
-    if (ec != std::errc() || ptr != port.data() + port.size() || n <= 0 || n > 65535) {
-      return bad("bad port");
-    }
-    out.port = static_cast<uint16_t>(n);
-  }
-  if (!host.empty()) out.host = std::string(host);
-  return out;
-}
-
 Result<std::unique_ptr<Sink>> MakeMysqlSink(const config::Block& cfg) {
   ASSIGN_OR_RETURN(std::string url, cfg.RequiredString("connection_url"));
   Result<MysqlUrl> parts = ParseMysqlUrl(url);
   if (!parts.ok()) return cfg.Error("connection_url", parts.status().message());
+  ASSIGN_OR_RETURN(MysqlTls tls, mysql::ParseTls(cfg));
   ASSIGN_OR_RETURN(std::string table, cfg.RequiredString("table_name"));
   if (table.empty()) return cfg.Error("table_name", "must not be empty");
   ASSIGN_OR_RETURN(sql::WriteSpec spec, sql::ParseWriteSpec(cfg, {{"json"}, false}));
   // The sessions every sink writing to this database shares (the first sink's size counts).
   ASSIGN_OR_RETURN(int64_t max_connections, cfg.Int("max_connections", 5, 1, 1000));
-  std::shared_ptr<MysqlPool> pool =
-      MysqlPool::Shared(url, static_cast<size_t>(max_connections),
-                        [url, parts = *parts] { return OpenSession(url, parts); });
+  std::shared_ptr<MysqlPool> pool = MysqlPool::Shared(
+      url, static_cast<size_t>(max_connections),
+      [endpoint = mysql::Endpoint{url, *parts, tls}] { return OpenSession(endpoint); });
   return std::unique_ptr<Sink>(
       new MysqlSink(std::move(spec), std::move(pool), *std::move(parts), std::move(table)));
 }

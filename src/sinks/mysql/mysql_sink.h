@@ -17,17 +17,4 @@ namespace faucet {
 // max_connections. No I/O happens until Open.
 Result<std::unique_ptr<Sink>> MakeMysqlSink(const config::Block& cfg);
 
-struct MysqlUrl {
-  std::string user;
-  std::string password;
-  std::string host = "localhost";
-  uint16_t port = 3306;
-  std::string database;
-};
-
-// Parses mysql://user:pass@host:port/db (also mariadb://); user and password are
-// percent-decoded; query parameters are ignored. kInvalidArgument (password redacted) when the
-// URL has no database or is not of that shape.
-Result<MysqlUrl> ParseMysqlUrl(const std::string& url);
-
 }  // namespace faucet

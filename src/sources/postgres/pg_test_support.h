@@ -12,14 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "clients/postgres/connection.h"
 #include "core/lsn.h"
 #include "core/mutex.h"
 #include "core/pipeline.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/state_store.h"
-#include "clients/postgres/connection.h"
 #include "sources/postgres/postgres_config.h"
+#include "testing/read_pages.h"
 
 namespace faucet::postgres::testing {
 
@@ -135,12 +136,8 @@ class LockedStateStore : public StateStore {
   std::map<std::string, Json> values_ GUARDED_BY(mu_);
 };
 
-// Calls source.Next until `done` holds for the pages read so far or `timeout` passes; returns
-// the pages. An error or kEnd stops early.
-std::vector<Page> ReadPages(Source& source,
-                            const std::function<bool(const std::vector<Page>&)>& done,
-                            std::chrono::milliseconds timeout);
-
-size_t CountChanges(const std::vector<Page>& pages);
+// Shared with every source's tests (testing/read_pages.h).
+using faucet::testing::CountChanges;
+using faucet::testing::ReadPages;
 
 }  // namespace faucet::postgres::testing

@@ -1,0 +1,54 @@
+#include "sources/mysql/mysql_types.h"
+
+namespace faucet::mysql {
+
+ValueType ValueTypeOf(uint8_t type, bool binary, uint32_t bits) {
+  switch (type) {
+    case kTypeTiny:
+    case kTypeShort:
+    case kTypeLong:
+    case kTypeLongLong:
+    case kTypeInt24:
+    case kTypeYear:
+      return ValueType::kInt;
+    case kTypeDecimal:
+    case kTypeNewDecimal:
+      return ValueType::kNumeric;
+    case kTypeFloat:
+    case kTypeDouble:
+      return ValueType::kFloat;
+    case kTypeDate:
+    case kTypeNewDate:
+      return ValueType::kDate;
+    case kTypeTime:
+    case kTypeTime2:
+      return ValueType::kTime;
+    case kTypeDateTime:
+    case kTypeDateTime2:
+      return ValueType::kTimestamp;
+    case kTypeTimestamp:
+    case kTypeTimestamp2:
+      return ValueType::kTimestampTz;
+    case kTypeVarchar:
+    case kTypeVarString:
+    case kTypeString:
+    case kTypeTinyBlob:
+    case kTypeMediumBlob:
+    case kTypeLongBlob:
+    case kTypeBlob:
+      return binary ? ValueType::kBytes : ValueType::kText;
+    case kTypeEnum:
+    case kTypeSet:
+      return ValueType::kText;
+    case kTypeBit:
+      return bits == 1 ? ValueType::kBool : ValueType::kOther;
+    case kTypeJson:
+      return ValueType::kJson;
+    case kTypeGeometry:
+      return ValueType::kBytes;
+    default:
+      return ValueType::kOther;
+  }
+}
+
+}  // namespace faucet::mysql
