@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/redact.h"
+#include "sources/mysql/mysql_snapshot.h"
 #include "sources/mysql/mysql_types.h"
 
 namespace faucet {
@@ -190,6 +191,21 @@ Result<Bookmark> MysqlCdcSource::CapturePosition() {
     if (!gtid.empty() && gtid[0][0]) p.gtid = *gtid[0][0];
   }
   return p.ToBookmark();
+}
+
+Result<CapturedPosition> MysqlCdcSource::CapturePositionWithSnapshot() {
+  ASSIGN_OR_RETURN(std::unique_ptr<MysqlSnapshot> snapshot,
+                   MysqlSnapshot::Start(config_.endpoint, who_));
+  if (!snapshot->position()) {
+    spdlog::warn(
+        "{}: the server does not tell the binlog position of a consistent snapshot "
+        "(binlog_snapshot_file is MariaDB's): the snapshot overlaps the stream",
+        who_);
+    ASSIGN_OR_RETURN(Bookmark now, CapturePosition());
+    return CapturedPosition{std::move(now), nullptr};
+  }
+  Bookmark position = snapshot->position()->ToBookmark();
+  return CapturedPosition{std::move(position), std::move(snapshot)};
 }
 
 Result<SourceEvent> MysqlCdcSource::Next(std::chrono::milliseconds wait) {

@@ -52,6 +52,12 @@ class MysqlCdcSource final : public Source {
   Status Acknowledge(const Bookmark& durable) override;
   // The server's binlog end now (SHOW MASTER STATUS), with its GTID position on MariaDB.
   Result<Bookmark> CapturePosition() override;
+  // An exact cut where the server allows it: a consistent-snapshot transaction and the binlog
+  // position of its moment (MariaDB: mysql_snapshot.h), so the mirror's snapshot and stream
+  // meet without overlap. Where the server does not tell that position (MySQL), the current
+  // position without a snapshot: the snapshot then overlaps the stream, which a keyed sink
+  // absorbs.
+  Result<CapturedPosition> CapturePositionWithSnapshot() override;
   // Deterministic replay; captures positions (durable while the server keeps its binlogs);
   // routes tables (every change names its table and carries its transaction's position).
   SourceCapabilities Capabilities() const override;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/redact.h"
+#include "sources/mysql/mysql_snapshot.h"
 #include "sources/mysql/mysql_types.h"
 #include "sources/mysql/value_format.h"
 
@@ -114,7 +115,17 @@ MysqlQuerySource::~MysqlQuerySource() {
 SourceCapabilities MysqlQuerySource::Capabilities() const {
   SourceCapabilities caps;
   caps.one_shot = true;
+  caps.reads_snapshots = true;
   return caps;
+}
+
+Status MysqlQuerySource::ReadInSnapshot(const ConsistentSnapshot& snapshot) {
+  const auto* mine = dynamic_cast<const MysqlSnapshot*>(&snapshot);
+  if (mine == nullptr) {
+    return FailedPrecondition("mysql: cannot read inside a snapshot of another kind of source");
+  }
+  snapshot_ = mine->conn();
+  return Status::Ok();
 }
 
 Status MysqlQuerySource::QueryError(const std::string& what) const {
@@ -126,9 +137,11 @@ Status MysqlQuerySource::QueryError(const std::string& what) const {
 }
 
 Status MysqlQuerySource::Open(const std::optional<Bookmark>&) {
-  if (conn_ != nullptr || done_) return Internal("mysql query source opened twice");
-  ASSIGN_OR_RETURN(conn_, Connect(config_.endpoint, "mysql"));
-  stmt_.reset(mysql_stmt_init(conn_.get()));
+  if (stmt_ != nullptr || done_) return Internal("mysql query source opened twice");
+  if (snapshot_ == nullptr) {
+    ASSIGN_OR_RETURN(conn_, Connect(config_.endpoint, "mysql"));
+  }
+  stmt_.reset(mysql_stmt_init(snapshot_ != nullptr ? snapshot_ : conn_.get()));
   if (stmt_ == nullptr) return Internal("mysql query source: out of memory");
   if (mysql_stmt_prepare(stmt_.get(), query_.data(), query_.size()) != 0) {
     return QueryError("query");

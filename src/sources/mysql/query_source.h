@@ -40,7 +40,12 @@ class MysqlQuerySource final : public Source {
   MysqlQuerySource& operator=(const MysqlQuerySource&) = delete;
 
   // one_shot: pages carry no bookmark, `faucet run` writes the read as one bulk load.
+  // reads_snapshots: a mirror's snapshot reads inside mysql-cdc's consistent snapshot.
   SourceCapabilities Capabilities() const override;
+  // Makes Open read on `snapshot`'s session (a MysqlSnapshot: a MySQL snapshot cannot be
+  // shared with another session), which must outlive the read. kFailedPrecondition for a
+  // snapshot of another kind of source.
+  Status ReadInSnapshot(const ConsistentSnapshot& snapshot) override;
 
   // Connects, prepares the query, describes its columns and starts it. `start` is ignored (a
   // query is read whole). A query the server rejects as written (syntax, unknown table or
@@ -81,8 +86,9 @@ class MysqlQuerySource final : public Source {
   void Close();
 
   const MysqlQueryConfig config_;
-  const std::string query_;  // the configured query without its terminator
-  ConnPtr conn_;
+  const std::string query_;    // the configured query without its terminator
+  ConnPtr conn_;               // the read's own connection (null when it reads in a snapshot)
+  MYSQL* snapshot_ = nullptr;  // the session of the snapshot to read in, not owned
   std::unique_ptr<MYSQL_STMT, StmtDeleter> stmt_;  // declared after conn_: closed first
   RelationPtr relation_;
   std::vector<ColumnSlot> slots_;
