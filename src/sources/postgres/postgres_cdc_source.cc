@@ -39,7 +39,8 @@ Result<Lsn> ParseBookmark(const Bookmark& b) {
 
 PostgresCdcSource::PostgresCdcSource(PostgresCdcConfig config)
     : config_(std::move(config)),
-      decoder_(DecoderOptions{config_.stream_memory_bytes, config_.spill_dir}) {}
+      decoder_(DecoderOptions{config_.stream_memory_bytes, config_.spill_dir}),
+      pager_({config_.batch_size, config_.page_bytes, config_.linger, config_.linger}) {}
 
 PostgresCdcSource::~PostgresCdcSource() {
   // Acknowledgements that arrived after the last timed update still reach the slot. Only
@@ -144,11 +145,7 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
   if (phase_ == Phase::kCreated) return Internal("postgres-cdc source: Next before Open");
   const Clock::time_point deadline = Clock::now() + wait;
   while (true) {
-    if (!ready_.empty()) {
-      SourceEvent e{SourceEvent::Kind::kPage, std::move(ready_.front())};
-      ready_.pop_front();
-      return e;
-    }
+    if (pager_.has_ready()) return SourceEvent{SourceEvent::Kind::kPage, pager_.PopReady()};
     if (phase_ == Phase::kEnded) return SourceEvent{SourceEvent::Kind::kEnd, {}};
 
     Clock::time_point now = Clock::now();
@@ -170,22 +167,21 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
           stats_.keepalives, stats_.streamed_transactions, stats().spilled_bytes);
       // Complete transactions go out; the open one (if any) is dropped unacknowledged and comes
       // again next cycle.
-      FlushPending();
-      pending_ = Page();
-      pending_bytes_ = 0;
+      pager_.DropOpen();
+      pager_.Flush();
       phase_ = Phase::kEnded;
       continue;
     }
-    if (pending_since_ && now - *pending_since_ >= config_.linger) {
-      FlushPending();
-      continue;
-    }
+    pager_.Tick(now);
+    if (pager_.has_ready()) continue;
     if (now >= deadline) return SourceEvent{SourceEvent::Kind::kIdle, {}};
 
     Clock::time_point until =
         std::min({deadline, last_status_ + config_.status_update_interval,
                   last_data_ + config_.idle_timeout, cycle_start_ + config_.max_cycle_duration});
-    if (pending_since_) until = std::min(until, *pending_since_ + config_.linger);
+    if (std::optional<Clock::time_point> linger = pager_.deadline()) {
+      until = std::min(until, *linger);
+    }
     Status received = Receive(until);
     if (!received.ok()) {
       return received.WithContext("postgres-cdc slot '" + config_.slot_name + "'");
@@ -325,54 +321,13 @@ Status PostgresCdcSource::AddEvents(std::vector<TxnEvent>& events) {
   for (TxnEvent& e : events) {
     if (e.kind == TxnEvent::Kind::kChange) {
       RETURN_IF_ERROR(FillMovedToast(e.change));
-      // A full page is cut only when the next change arrives, so that a transaction ending
-      // exactly at the budget still gets its bookmark on its last chunk.
-      if (PageFull()) {
-        // Complete transactions before the open one go out whole with their bookmark; if the
-        // open one alone fills a page, that goes out as a chunk without one, so memory stays
-        // bounded and a crash replays the transaction whole.
-        FlushPending();
-        if (PageFull()) {
-          ready_.push_back(std::move(pending_));
-          pending_ = Page();
-          ReservePending();
-          pending_bytes_ = 0;
-        }
-      }
-      pending_bytes_ += e.change.ApproxBytes();
-      pending_.changes.push_back(std::move(e.change));
+      pager_.AddChange(std::move(e.change));
       continue;
     }
-    pending_end_ = e.end_lsn;
-    open_txn_start_ = pending_.changes.size();
-    if (!pending_since_) pending_since_ = Clock::now();
-    if (PageFull()) FlushPending();
+    pager_.Commit(MakeBookmark(e.end_lsn));
+    last_emitted_ = e.end_lsn;
   }
   return Status::Ok();
-}
-
-void PostgresCdcSource::FlushPending() {
-  pending_since_.reset();
-  if (!pending_end_) return;
-  Page page;
-  page.bookmark = MakeBookmark(*pending_end_);
-  last_emitted_ = *pending_end_;
-  if (open_txn_start_ == pending_.changes.size()) {
-    page.changes = std::move(pending_.changes);
-    pending_.changes.clear();
-    ReservePending();
-    pending_bytes_ = 0;
-  } else {
-    auto split = pending_.changes.begin() + static_cast<long>(open_txn_start_);
-    page.changes.assign(std::make_move_iterator(pending_.changes.begin()),
-                        std::make_move_iterator(split));
-    pending_.changes.erase(pending_.changes.begin(), split);
-    pending_bytes_ = 0;
-    for (const Change& c : pending_.changes) pending_bytes_ += c.ApproxBytes();
-  }
-  pending_end_.reset();
-  open_txn_start_ = 0;
-  ready_.push_back(std::move(page));
 }
 
 void PostgresCdcSource::MaybeEmitIdlePage(Lsn wal_end) {
@@ -382,11 +337,12 @@ void PostgresCdcSource::MaybeEmitIdlePage(Lsn wal_end) {
   // resume position as any commit end, and checkpointing it lets the slot advance.
   // While the walsender catches up from the slot's restart_lsn its keepalives report positions
   // below where this run started: checkpointing one would move the state behind the slot.
-  if (decoder_.in_transaction() || decoder_.open_streams() > 0 || !PendingEmpty() ||
-      !ready_.empty() || last_emitted_ > acked || wal_end <= std::max(acked, idle_floor_)) {
+  if (decoder_.in_transaction() || decoder_.open_streams() > 0 || !pager_.empty() ||
+      last_emitted_ > acked || wal_end <= std::max(acked, idle_floor_)) {
     return;
   }
-  ready_.push_back(Page{{}, MakeBookmark(wal_end)});
+  pager_.Commit(MakeBookmark(wal_end));
+  pager_.Flush();
   last_emitted_ = wal_end;
 }
 

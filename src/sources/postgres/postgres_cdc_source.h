@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +32,7 @@
 #include "clients/postgres/connection.h"
 #include "config/block.h"
 #include "core/source.h"
+#include "core/txn_pager.h"
 #include "sources/postgres/pgoutput_decoder.h"
 #include "sources/postgres/postgres_config.h"
 
@@ -132,16 +132,7 @@ class PostgresCdcSource final : public Source {
   Status AddEvents(std::vector<TxnEvent>& events);
   // A key-changing update arrives without its unchanged TOAST values; fills them in (see .cc).
   Status FillMovedToast(Change& c);
-  // Moves the complete transactions of the page being built to ready_.
-  void FlushPending();
   void MaybeEmitIdlePage(Lsn wal_end);
-  bool PendingEmpty() const { return pending_.changes.empty() && !pending_end_; }
-  // Room for a page's changes up front, instead of a dozen regrowths per page.
-  void ReservePending() { pending_.changes.reserve(std::min<size_t>(config_.batch_size, 1024)); }
-  bool PageFull() const {
-    return pending_.changes.size() >= config_.batch_size || pending_bytes_ >= config_.page_bytes;
-  }
-
   const PostgresCdcConfig config_;
   ConnPtr conn_;
   ConnPtr lookup_conn_;  // plain SQL, opened on the first moved row with TOAST (FillMovedToast)
@@ -151,17 +142,10 @@ class PostgresCdcSource final : public Source {
   // Written by Acknowledge (sink thread), read by the source thread: the last persisted LSN.
   std::atomic<uint64_t> acked_{0};
 
-  // The page being built: complete transactions up to pending_end_, then possibly the first
-  // changes of the open transaction from index open_txn_start_.
-  Page pending_;
-  size_t pending_bytes_ = 0;
-  std::optional<Lsn> pending_end_;
-  size_t open_txn_start_ = 0;
-  std::optional<std::chrono::steady_clock::time_point> pending_since_;
-  std::deque<Page> ready_;
+  TxnPager pager_;                // pages at transaction boundaries (chunks of a large transaction)
   std::vector<TxnEvent> events_;  // decoder output, reused (Next and HandleCopyData never nest)
-  Lsn last_emitted_;              // bookmark of the last page handed out (or the start position)
-  Lsn idle_floor_;  // an idle page's position must exceed this: max(resume, slot's confirmed)
+  Lsn last_emitted_;  // bookmark of the last transaction given to the pager (or the start)
+  Lsn idle_floor_;    // an idle page's position must exceed this: max(resume, slot's confirmed)
 
   std::chrono::steady_clock::time_point cycle_start_;
   std::chrono::steady_clock::time_point last_data_;
