@@ -2,18 +2,18 @@
 # faucet benchmarks, each beside the physical limit measured in the same run, on the same server
 # and the same data (results and how to read them: BENCHMARKS.md).
 #
-#   bash bench/run.sh BUILD_DIR [cdc] [metrics] [apply] [snapshot] [copy] [tables-load] [tables-stream]
-#                               [tables-rss]
+#   bash bench/run.sh BUILD_DIR [cdc] [mysql-cdc] [metrics] [apply] [snapshot] [copy] [tables-load]
+#                               [tables-stream] [tables-rss]
 #   bash bench/run.sh BUILD_DIR tables     # = tables-load tables-stream tables-rss
 #
 # Default: all. BENCH_ONLY="a b" selects scenarios too (when none are given as arguments).
 # Env: BENCH_RUNS (default 5: repetitions, faucet and its limit interleaved), BENCH_BASELINE
 # (another build dir: its faucet runs too, interleaved, labelled "baseline"), BENCH_ROWS
 # (1000000), BENCH_TXNS (100000 single-row transactions), BENCH_OUT (also write the markdown
-# report there), BENCH_REFERENCES=0 (cdc without the reference tools beside its limit: for long
-# runs). Starts its own PostgreSQL and MariaDB (scripts/services.sh) and SQLite files in a temp
-# dir, and removes them on exit. BUILD_DIR holds faucet and the limits bench/drain.cc and
-# bench/replay.cc (targets faucet_drain, faucet_replay).
+# report there), BENCH_REFERENCES=0 (cdc and mysql-cdc without the reference tools beside their
+# limits: for long runs). Starts its own PostgreSQL and MariaDB (scripts/services.sh) and SQLite
+# files in a temp dir, and removes them on exit. BUILD_DIR holds faucet and the limits
+# bench/drain.cc and bench/replay.cc (targets faucet_drain, faucet_replay).
 #
 # Scenarios:
 #   cdc       postgres-cdc -> jsonl (`faucet run`) beside its limit, the walsender's own rate:
@@ -24,6 +24,16 @@
 #             byte written, without the idle_timeout wait); drain's process time. For reference
 #             (BENCH_REFERENCES=0 leaves them out): pg_recvlogical into a file, and for the big
 #             transaction drain waiting in poll() and pg_recvlogical into /dev/null.
+#   mysql-cdc mysql-cdc -> jsonl (`faucet run`, batch_size 1000, idle_timeout 1) beside
+#             mariadb-binlog --read-from-remote-server reading the same binlog range (from SHOW
+#             MASTER STATUS before the load to after it; each case in a binlog file of its own):
+#             --raw (the raw fetch) and --verbose --base64-output=DECODE-ROWS into a file (fetch
+#             and decode, the issue's limit; for the big case also into /dev/null). One ROWS-row
+#             transaction, then TXNS single-row transactions (a procedure's autocommitted
+#             INSERTs), each loaded just before its rounds. Time to the last row: faucet's output
+#             file's mtime minus the start (as cdc); mariadb-binlog's process time. Every run is
+#             checked: faucet's line count and last bookmark (the range's end), mariadb-binlog's
+#             decoded row count and raw byte count.
 #   metrics   the cdc scenario's faucet runs (both cases) without and with `observability:`,
 #             scraped once a second meanwhile: the overhead of metrics on the hot path; and
 #             ROWS generated rows into a jsonl file (no server: the hot path alone).
@@ -70,7 +80,7 @@ if [[ -n ${BENCH_BASELINE:-} ]]; then
 fi
 SCENARIOS=("$@")
 ((${#SCENARIOS[@]})) || read -ra SCENARIOS <<<"${BENCH_ONLY:-}"
-((${#SCENARIOS[@]})) || SCENARIOS=(cdc metrics apply snapshot copy tables)
+((${#SCENARIOS[@]})) || SCENARIOS=(cdc mysql-cdc metrics apply snapshot copy tables)
 EXPANDED=()
 for scenario in "${SCENARIOS[@]}"; do
   if [[ $scenario == tables ]]; then EXPANDED+=(tables-load tables-stream tables-rss); else EXPANDED+=("$scenario"); fi
@@ -267,6 +277,141 @@ bench_cdc() {
   load_small
   cdc_case big tmpl_big pub_big "$END_BIG" "$ROWS"
   cdc_case small tmpl_small pub_small "$END_SMALL" "$TXNS"
+}
+
+# --- mysql-cdc ----------------------------------------------------------------------------
+
+# Each case's binlog range is in a binlog file of its own (FLUSH BINARY LOGS before and after
+# its load), so it ends where its file ends: mariadb-binlog --raw ignores --stop-position and
+# reads to the end of the file. A transaction never spans files, and max_binlog_size (1 GiB, the
+# maximum) only matters if TXNS small transactions outgrow it, which mcdc_range refuses. Each
+# case is loaded just before its rounds, so nothing follows its range in the binlog and faucet's
+# run (which reads on until idle_timeout) reads no other case's events.
+# mcdc_range CASE LOAD-SQL: FLUSH, capture the start (SHOW MASTER STATUS), run LOAD-SQL,
+# capture the end, FLUSH; sets MCDC_FILE, MCDC_START, MCDC_END.
+mysql_master_pos() { mysqlv -e "SHOW MASTER STATUS" | cut -f1,2; }
+mcdc_range() {
+  local name=$1 endfile
+  mysqlq -e "FLUSH BINARY LOGS"
+  read -r MCDC_FILE MCDC_START < <(mysql_master_pos)
+  mysqlq -e "$2"
+  read -r endfile MCDC_END < <(mysql_master_pos)
+  [[ $endfile == "$MCDC_FILE" ]] || { log "mysql-cdc: the $name load spans $MCDC_FILE..$endfile (lower BENCH_TXNS)"; exit 1; }
+  mysqlq -e "FLUSH BINARY LOGS"
+  log "mysql-cdc: $name is $MCDC_FILE:$MCDC_START..$MCDC_END"
+}
+mcdc_setup() {
+  # The binlog must stay: nothing expires it (both settings 0) and nothing here purges it.
+  mysqlq -e "SET GLOBAL max_binlog_size = 1073741824; SET GLOBAL binlog_expire_logs_seconds = 0"
+  # The Postgres cdc case's rows (load_big, load_small), in the sink scenarios' MariaDB shape.
+  MCDC_ROW="concat('name-', g), g * 0.01, g % 1000, timestamp'2024-01-01 00:00:00' + interval g second, g % 2 = 0"
+  mysqlq <<SQL
+CREATE TABLE mcdc_big (id BIGINT PRIMARY KEY, $MYSQL_COLS);
+CREATE TABLE mcdc_small (id BIGINT PRIMARY KEY, $MYSQL_COLS);
+DELIMITER //
+CREATE PROCEDURE mcdc_load_small(n INT)
+BEGIN -- with autocommit on, each INSERT of a procedure commits on its own
+  DECLARE g INT DEFAULT 1;
+  WHILE g <= n DO
+    INSERT INTO mcdc_small SELECT g, $MCDC_ROW;
+    SET g = g + 1;
+  END WHILE;
+END //
+DELIMITER ;
+SQL
+  log "mysql-cdc: $(mysqlv -e "SELECT concat_ws(', ', version(), concat('binlog_checksum ', @@binlog_checksum),
+    concat('binlog_row_metadata ', @@binlog_row_metadata),
+    concat('binlog_annotate_row_events ', @@binlog_annotate_row_events))")"
+}
+
+MCDC_BINLOG=(mariadb-binlog --read-from-remote-server -h 127.0.0.1 -P "$FAUCET_TEST_MYSQL_PORT" -u faucet -pfaucet)
+
+# mysql_cdc_case NAME ROWS: per round, the two limits (mariadb-binlog fetching the range raw;
+# fetching and decoding it to text), then each build's faucet run, each checked.
+mysql_cdc_case() {
+  local name=$1 rows=$2 i s v bin label out n file start end size secs
+  file=$MCDC_FILE start=$MCDC_START end=$MCDC_END
+  # Still there, whole (the FLUSH after the load added its ROTATE event).
+  size=$(mysqlv -e "SHOW BINARY LOGS" | awk -v f="$file" '$1 == f { print $2 }')
+  ((size > end)) || { log "mysql-cdc: $file is gone or short (size '$size', range end $end)"; exit 1; }
+  for ((i = 1; i <= RUNS; i++)); do
+    # Limit 1: the raw fetch. --raw writes the events as received into RESULT-FILE-PREFIX<file>.
+    rm -rf "$WORK/mcdc-raw"
+    mkdir "$WORK/mcdc-raw"
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" "${MCDC_BINLOG[@]}" --raw --start-position="$start" \
+      --result-file="$WORK/mcdc-raw/" "$file" 2>"$WORK/mcdc.log" || { cat "$WORK/mcdc.log" >&2; exit 1; }
+    n=$(stat -c %s "$WORK/mcdc-raw/$file")
+    ((n >= end - start)) || { log "mysql-cdc: the raw fetch wrote $n bytes, the range is $((end - start))"; exit 1; }
+    record "mysql-cdc-$name" "mariadb-binlog --raw" "$i" "$rows" "$(sub "$(now)" "$s")" "$WORK/time"
+    rm -rf "$WORK/mcdc-raw"
+
+    # Limit 2: fetch and decode the rows to text (--verbose: one '### INSERT' and a line per
+    # column for each row) into a file, as faucet writes its output.
+    out=$WORK/mcdc-decoded.sql
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" "${MCDC_BINLOG[@]}" --verbose --base64-output=DECODE-ROWS \
+      --start-position="$start" --stop-position="$end" --result-file="$out" "$file" 2>"$WORK/mcdc.log" ||
+      { cat "$WORK/mcdc.log" >&2; exit 1; }
+    secs=$(sub "$(now)" "$s")
+    n=$(grep -c "^### INSERT INTO \`faucet\`.\`mcdc_$name\`" "$out" || true)
+    ((n == rows)) || { log "mysql-cdc: mariadb-binlog --verbose decoded $n rows, not $rows"; exit 1; }
+    record "mysql-cdc-$name" "mariadb-binlog --verbose" "$i" "$rows" "$secs" "$WORK/time"
+    rm -f "$out"
+    if ((REFERENCES)) && [[ $name == big ]]; then # for reference: the same into /dev/null
+      s=$(now)
+      /usr/bin/time -v -o "$WORK/time" "${MCDC_BINLOG[@]}" --verbose --base64-output=DECODE-ROWS \
+        --start-position="$start" --stop-position="$end" "$file" >/dev/null 2>"$WORK/mcdc.log" ||
+        { cat "$WORK/mcdc.log" >&2; exit 1; }
+      record "mysql-cdc-$name" "mariadb-binlog --verbose > /dev/null" "$i" "$rows" "$(sub "$(now)" "$s")" "$WORK/time"
+    fi
+
+    # faucet: mysql-cdc from the range's start -> jsonl, with a fresh file state store. Time to
+    # the output's last byte (its mtime), as in the cdc scenario: the run itself ends idle_timeout
+    # (1 s) without a change later.
+    for v in "${!BINS[@]}"; do
+      bin=${BINS[$v]} label=${LABELS[$v]}
+      out=$WORK/faucet.jsonl
+      rm -rf "$WORK/state-mcdc_$name" "$out"
+      cat >"$WORK/mcdc.yaml" <<YAML
+version: 1
+name: mcdc_$name
+pipeline:
+  source:
+    type: mysql-cdc
+    config:
+      connection_url: $MYSQL_URL
+      server_id: $((4200 + 10 * i + v))
+      include_tables: [faucet.mcdc_$name]
+      start_position: { type: file_pos, file: $file, pos: $start }
+      idle_timeout: 1
+      batch_size: 1000
+  sink: { type: jsonl, config: { path: $out } }
+  state:
+    type: file
+    config: { path: $WORK/state-mcdc_$name }
+YAML
+      s=$(now)
+      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/mcdc.yaml" 2>"$WORK/faucet.log" ||
+        { cat "$WORK/faucet.log" >&2; exit 1; }
+      [[ $(wc -l <"$out") == "$rows" ]] || { log "faucet wrote $(wc -l <"$out") rows, not $rows"; exit 1; }
+      grep -q "last bookmark {\"file\":\"$file\",[^}]*\"pos\":$end}" "$WORK/faucet.log" ||
+        { cat "$WORK/faucet.log" >&2; log "faucet did not end at $file:$end"; exit 1; }
+      record "mysql-cdc-$name" "$label" "$i" "$rows" "$(sub "$(mtime "$out")" "$s")" "$WORK/time"
+      rm -f "$out"
+    done
+  done
+}
+
+bench_mysql_cdc() {
+  mcdc_setup
+  log "mysql-cdc: loading $ROWS rows in one transaction"
+  mcdc_range big "INSERT INTO mcdc_big SELECT g, $MCDC_ROW FROM (SELECT seq AS g FROM seq_1_to_$ROWS) s"
+  mysql_cdc_case big "$ROWS"
+  log "mysql-cdc: loading $TXNS single-row transactions"
+  mcdc_range small "SET autocommit = 1; CALL mcdc_load_small($TXNS)"
+  [[ $(mysqlv -e "SELECT count(*) FROM mcdc_small") == "$TXNS" ]] || { log "mysql-cdc: the small load is short"; exit 1; }
+  mysql_cdc_case small "$TXNS"
 }
 
 # --- metrics ------------------------------------------------------------------------------
@@ -711,6 +856,7 @@ report() {
 for scenario in "${SCENARIOS[@]}"; do
   case $scenario in
   cdc) bench_cdc ;;
+  mysql-cdc) bench_mysql_cdc ;;
   metrics) bench_metrics ;;
   apply) bench_apply ;;
   snapshot) bench_snapshot ;;
@@ -718,7 +864,7 @@ for scenario in "${SCENARIOS[@]}"; do
   tables-load) bench_tables_load ;;
   tables-stream) bench_tables_stream ;;
   tables-rss) bench_tables_rss ;;
-  *) echo "bench: unknown scenario '$scenario' (cdc, metrics, apply, snapshot, copy, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
+  *) echo "bench: unknown scenario '$scenario' (cdc, mysql-cdc, metrics, apply, snapshot, copy, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
   esac
 done
 if [[ -n ${BENCH_OUT:-} ]]; then report | tee "$BENCH_OUT"; else report; fi

@@ -100,8 +100,10 @@ int main(int argc, char** argv) {
 
   CLI::App* doctor =
       app.add_subcommand("doctor",
-                         "Check the source database is ready for CDC (wal_level, privileges, "
-                         "publication, replica identity, slot lag)");
+                         "Check the source database is ready for CDC (postgres-cdc: wal_level, "
+                         "privileges, publication, replica identity, slot lag; mysql-cdc: "
+                         "binlog format, row image and metadata, privileges, server_id, "
+                         "retention)");
   doctor->add_option("config", config, "config file")->required();
   doctor->add_flag("--json", json, "machine-readable output");
   doctor->callback([&] { exit_code = DoctorCommand(config, json); });

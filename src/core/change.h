@@ -47,6 +47,9 @@ struct Relation {
   std::string schema;
   std::string name;
   std::vector<Column> columns;
+  // A binlog source's file base name ("binlog"): its changes' commit_position is
+  // (file number << 32) | offset. Empty for a Postgres source (an LSN).
+  std::string binlog_base;
 
   // Index of the column named `name`, or -1.
   int FindColumn(const std::string& column_name) const;

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -30,15 +31,15 @@ class Buffer {
   void Reserve(size_t n) {
     if (static_cast<size_t>(limit_ - end_) >= n) return;
     size_t used = size();
-    size_t capacity = std::max<size_t>({4096, 2 * static_cast<size_t>(limit_ - data_.get()),
-                                        used + n});
+    size_t capacity =
+        std::max<size_t>({4096, 2 * static_cast<size_t>(limit_ - data_.get()), used + n});
     std::unique_ptr<char[]> grown(new char[capacity]);
     if (used > 0) std::memcpy(grown.get(), data_.get(), used);
     data_ = std::move(grown);
     end_ = data_.get() + used;
     limit_ = data_.get() + capacity;
   }
-  void Put(char c) { *end_++ = c; }  // REQUIRES: reserved
+  void Put(char c) { *end_++ = c; }      // REQUIRES: reserved
   void Write(const char* p, size_t n) {  // REQUIRES: reserved
     std::memcpy(end_, p, n);
     end_ += n;
@@ -65,12 +66,12 @@ class Buffer {
 // RapidJSON's escape table: control characters, '"' and '\\'; everything else is copied
 // (UTF-8 passes through unvalidated).
 constexpr char kEscape[256] = {
-    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u',  // 00
-    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',  // 10
-    0,   0,   '"', 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    // 20
-    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    // 30
-    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    // 40
-    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '\\', 0, 0,  0,    // 50
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f',  'r', 'u', 'u',  // 00
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',  'u', 'u', 'u',  // 10
+    0,   0,   '"', 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 20
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 30
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    0,   0,   0,    // 40
+    0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '\\', 0,   0,   0,    // 50
 };
 
 // A JSON string literal of `s`, quotes included.
@@ -129,10 +130,10 @@ struct ArrayElements {
 
 // The parts of a relation's rendering that do not change from row to row.
 struct RelationText {
-  RelationPtr relation;              // held, so that the address cannot be reused meanwhile
-  std::vector<std::string> keys;     // per column: "name":
-  std::vector<std::string> names;    // per column: "name" (for __unchanged_toast__)
-  std::string schema_table;          // ,"schema":"..","table":"..","lsn":
+  RelationPtr relation;            // held, so that the address cannot be reused meanwhile
+  std::vector<std::string> keys;   // per column: "name":
+  std::vector<std::string> names;  // per column: "name" (for __unchanged_toast__)
+  std::string schema_table;        // ,"schema":"..","table":"..","lsn":
 };
 
 // Per-thread state reused across calls: once its buffers have grown to the largest value seen,
@@ -148,7 +149,22 @@ struct RenderState {
   size_t next_relation = 0;  // the slot the next new relation takes (round robin)
   uint64_t lsn = 0;
   std::string lsn_text = "\"0/0\"";
+  std::string lsn_base;  // the binlog_base lsn_text was made for
 };
+
+// The commit position as the envelope's "lsn": an Lsn, or a binlog file and offset.
+std::string PositionText(uint64_t position, const std::string& binlog_base) {
+  if (binlog_base.empty()) return '"' + Lsn(position).ToString() + '"';
+  char number[16];
+  std::snprintf(number, sizeof number, "%06u", static_cast<unsigned>(position >> 32));
+  Buffer b;
+  b.Append("{\"file\":");
+  WriteString(b, binlog_base + "." + number);
+  b.Append(",\"pos\":");
+  WriteInt64(b, static_cast<int64_t>(position & 0xffffffffULL));
+  b.Append('}');
+  return std::string(b.data(), b.size());
+}
 
 const RelationText& TextOf(RenderState& st, const RelationPtr& relation) {
   for (const RelationText& cached : st.relations) {
@@ -396,8 +412,7 @@ void WriteValue(RenderState& st, ValueType type, uint32_t type_oid, std::string_
   WriteString(b, text);
 }
 
-void WriteRow(RenderState& st, const RelationText& text, const Relation& relation,
-              const Row& row) {
+void WriteRow(RenderState& st, const RelationText& text, const Relation& relation, const Row& row) {
   Buffer& b = st.out;
   const size_t n = std::min(row.size(), relation.columns.size());
   bool has_unchanged_toast = false;
@@ -463,9 +478,10 @@ void AppendChangeJson(const Change& change, std::string& out) {
   if (change.op == ChangeOp::kRead) {
     WriteOptionalRow(st, text, relation, change.after);
   } else {
-    if (change.commit_position != st.lsn) {
+    if (change.commit_position != st.lsn || relation.binlog_base != st.lsn_base) {
       st.lsn = change.commit_position;
-      st.lsn_text = '"' + Lsn(change.commit_position).ToString() + '"';
+      st.lsn_base = relation.binlog_base;
+      st.lsn_text = PositionText(change.commit_position, relation.binlog_base);
     }
     const char head[] = {'{', '"', 'o', 'p', '"', ':', '"', ChangeOpCode(change.op), '"'};
     b.Append(std::string_view(head, sizeof head));

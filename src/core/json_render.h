@@ -19,8 +19,10 @@ namespace faucet {
 // every other op renders the change envelope:
 //   {"op":"c|u|d|t","schema":..,"table":..,"lsn":"X/Y","ts_ms":..,"before":row|null,
 //    "after":row|null}
-// where lsn is the commit position as an Lsn and ts_ms the commit time in milliseconds, null
-// when the source gave none (commit_time_us == 0).
+// where lsn is the commit position as an Lsn, or for a binlog source (Relation::binlog_base
+// set) {"file":"<base>.NNNNNN","pos":N}, the binlog position where the change's transaction
+// starts, and ts_ms the commit time in milliseconds, null when the source gave none
+// (commit_time_us == 0).
 //
 // Values, from the source's text form:
 //   - a null cell: null;

@@ -1,7 +1,6 @@
 #include "core/json_render.h"
 
 #include <gtest/gtest.h>
-
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -64,6 +63,24 @@ TEST(AppendChangeJson, InsertRendersTheEnvelope) {
   c.commit_time_us = 1700000000123456;
   EXPECT_EQ(Render(c), R"({"op":"c","schema":"public","table":"orders","lsn":"0/16B3748",)"
                        R"("ts_ms":1700000000123,"before":null,"after":{"id":1,"note":"hi"}})");
+}
+
+TEST(AppendChangeJson, ABinlogChangeNamesItsFileAndOffset) {
+  auto binlog = std::make_shared<Relation>(*Orders());
+  binlog->schema = "shop";
+  binlog->binlog_base = "binlog";
+  Change c;
+  c.op = ChangeOp::kInsert;
+  c.relation = binlog;
+  c.after = Row{Cell::Value("1"), Cell::Value("hi")};
+  c.commit_position = (uint64_t{12} << 32) | 4567;
+  c.commit_time_us = 1700000000000000;
+  EXPECT_EQ(Render(c), R"({"op":"c","schema":"shop","table":"orders",)"
+                       R"("lsn":{"file":"binlog.000012","pos":4567},"ts_ms":1700000000000,)"
+                       R"("before":null,"after":{"id":1,"note":"hi"}})");
+  // The same position from a Postgres relation is an LSN again (the cache knows the kind).
+  c.relation = Orders();
+  EXPECT_NE(Render(c).find(R"("lsn":"C/11D7")"), std::string::npos) << Render(c);
 }
 
 TEST(AppendChangeJson, UpdateCarriesBeforeAndAfter) {
@@ -318,9 +335,27 @@ TEST(AppendChangeJson, EveryRuleTogetherIsValidJson) {
 // characters, NUL, DEL, ASCII and 2-, 3- and 4-byte UTF-8 render byte for byte as RapidJSON
 // writes them, as values and as column names.
 TEST(AppendChangeJson, StringsAreEscapedExactlyAsRapidJsonWritesThem) {
-  const std::vector<std::string> pieces = {
-      "\"", "\\", "/", "\n", "\r", "\t", "\b", "\f", std::string(1, '\0'), "\x01", "\x1f",
-      "\x7f", "a", "Z", "0", " ", "'", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9d\x84\x9e", "plain text"};
+  const std::vector<std::string> pieces = {"\"",
+                                           "\\",
+                                           "/",
+                                           "\n",
+                                           "\r",
+                                           "\t",
+                                           "\b",
+                                           "\f",
+                                           std::string(1, '\0'),
+                                           "\x01",
+                                           "\x1f",
+                                           "\x7f",
+                                           "a",
+                                           "Z",
+                                           "0",
+                                           " ",
+                                           "'",
+                                           "\xc3\xa9",
+                                           "\xe2\x82\xac",
+                                           "\xf0\x9d\x84\x9e",
+                                           "plain text"};
   std::mt19937 rng(20261130);
   for (int i = 0; i < 20000; ++i) {
     std::string s;

@@ -202,6 +202,59 @@ TEST_P(MysqlMirrorTest, SigkillsDuringTheSnapshotAndTheStreamLoseNothing) {
   EXPECT_GT(changes_.load(), 200);
 }
 
+// The reference system's mysql_cdc_to_jsonl.yaml, its keys unchanged (only the URL and the
+// paths are this machine's): validated, then run while rows are inserted.
+TEST(MysqlCli, TheReferenceExampleRuns) {
+  const std::string url = testing::RequireEnv("FAUCET_TEST_MYSQL_URL");
+  Result<MysqlUrl> parts = ParseMysqlUrl(url);
+  ASSERT_OK(parts);
+  Result<mysql::ConnPtr> conn = mysql::Connect({url, *parts, {}}, "test");
+  ASSERT_OK(conn);
+  const std::string table = testing::UniqueName("refex");
+  auto exec = [&](const std::string& sql) { EXPECT_OK(mysql::Exec(conn->get(), sql, sql)); };
+  exec("CREATE TABLE " + table + " (id INT PRIMARY KEY, note VARCHAR(20))");
+  const std::string dir = testing::TempDir("refex");
+  const uint32_t server_id =
+      1000 + std::hash<std::string>()(testing::UniqueName("server_id")) % 4'000'000'000u;
+  const std::string config = dir + "/mysql_cdc_to_jsonl.yaml";
+  std::ofstream(config) << "version: 1\nname: mysql-cdc-to-jsonl\npipeline:\n  source:\n"
+                        << "    type: mysql-cdc\n    config:\n      connection_url: \"" << url
+                        << "\"\n      server_id: " << server_id
+                        << "\n      start_position:\n        type: current\n"
+                        << "      include_columns: true\n      idle_timeout: 30\n"
+                        << "      batch_size: 1000\n  sink:\n    type: file\n    config:\n"
+                        << "      path: " << dir << "/out/mysql_cdc.jsonl\n  state:\n"
+                        << "    type: file\n    config:\n      path: " << dir
+                        << "/state/mysql_cdc.json\n";
+  testing::ProcessResult validated = testing::RunProcess({FAUCET_BINARY, "validate", config});
+  EXPECT_EQ(validated.exit_code, 0) << validated.output;
+  EXPECT_NE(validated.output.find("delivery: at-least-once"), std::string::npos)
+      << validated.output;
+  EXPECT_EQ(validated.output.find("unknown key"), std::string::npos) << validated.output;
+
+  testing::Process run({FAUCET_BINARY, "run", config}, {});
+  // Rows until some reach the file (the source starts at the binlog's end when it opens).
+  int next = 1;
+  std::string lines;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        exec("INSERT INTO " + table + " VALUES (" + std::to_string(next++) + ", 'x')");
+        std::ifstream in(dir + "/out/mysql_cdc.jsonl");
+        lines.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        return !lines.empty();
+      },
+      30s, "changes in the jsonl file", 200ms));
+  run.Kill(SIGTERM);
+  testing::ProcessResult r = run.Wait();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  exec("DROP TABLE " + table);
+  EXPECT_NE(lines.find(R"("op":"c","schema":")" + parts->database + R"(","table":")" + table +
+                       R"(","lsn":{"file":")"),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find(R"("after":{"id":)"), std::string::npos) << lines;
+}
+
 INSTANTIATE_TEST_SUITE_P(Destinations, MysqlMirrorTest,
                          ::testing::Values(SqlDest::kPostgres, SqlDest::kMysql, SqlDest::kSqlite),
                          [](const auto& info) { return testing::SqlDestName(info.param); });

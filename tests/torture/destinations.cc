@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "mysql_client.h"
+
 namespace faucet::torture {
 namespace {
 
@@ -21,6 +23,17 @@ constexpr const char* kSqliteRow =
     "coalesce(CAST(id AS TEXT), 'N') || '|' || coalesce(CAST(version AS TEXT), 'N') || '|' || "
     "coalesce(length(small) || ':' || small, 'N') || '|' || "
     "coalesce(length(big) || ':' || big, 'N')";
+
+// The same rendering in MariaDB's SQL (CHAR_LENGTH counts characters, as length() does in
+// Postgres; CONCAT is NULL when a part is).
+constexpr const char* kMariadbRow =
+    "CONCAT(COALESCE(CAST(id AS CHAR), 'N'), '|', COALESCE(CAST(version AS CHAR), 'N'), '|', "
+    "COALESCE(CONCAT(CHAR_LENGTH(small), ':', small), 'N'), '|', "
+    "COALESCE(CONCAT(CHAR_LENGTH(big), ':', big), 'N'))";
+
+// Rows per GROUP_CONCAT page: a row renders to at most ~9,200 bytes (big is at most 9,000
+// ASCII characters, small 40 characters), so a page stays well under max_allowed_packet.
+constexpr int kMariadbPageRows = 1000;
 
 // The pipeline part of a SQL destination's config: cdc_unwrap into an upsert of kDestTable by
 // id, `locate` being the sink's connection entry ("connection_url: ...").
@@ -92,6 +105,66 @@ RowMap PgRowMap(PgConn& conn, const std::string& table) {
   return out;
 }
 
+// The single source table, rendered by the database that holds it: Postgres, or MariaDB (its
+// text hashed by Postgres).
+class SourceTable {
+ public:
+  explicit SourceTable(const DestinationContext& ctx) : ctx_(ctx) {}
+
+  // `pg`: the source database, or the Postgres server that hashes MariaDB's text.
+  Aggregate Get(PgConn& pg) {
+    if (ctx_.source == SourceKind::kPostgres) return PgAggregate(pg, "public." + ctx_.source_table);
+    mysql::Rows pages =
+        My().Fetch(std::string("SELECT COUNT(*), GROUP_CONCAT(r ORDER BY id SEPARATOR '\\n'), "
+                               "SUM(LENGTH(r)) + COUNT(*) - 1 FROM (SELECT id, ") +
+                   kMariadbRow + " AS r, (ROW_NUMBER() OVER (ORDER BY id) - 1) DIV " +
+                   std::to_string(kMariadbPageRows) + " AS page FROM " + ctx_.source_table +
+                   ") p GROUP BY page ORDER BY page");
+    Aggregate a;
+    std::string text;
+    for (const auto& page : pages) {
+      const std::string& t = page.at(1).value_or("");
+      if (std::to_string(t.size()) != page.at(2).value_or("")) {
+        throw TortureError("MariaDB's GROUP_CONCAT page is " + std::to_string(t.size()) +
+                           " bytes, its rows " + page.at(2).value_or("NULL") + " (truncated?)");
+      }
+      if (a.rows > 0) text += '\n';
+      text += t;
+      a.rows += std::stoll(page.at(0).value_or("0"));
+    }
+    a.md5 = pg.Md5(text);
+    return a;
+  }
+
+  std::map<int64_t, std::string> Rows(PgConn& pg) {
+    if (ctx_.source == SourceKind::kPostgres) return PgRowMap(pg, "public." + ctx_.source_table);
+    std::map<int64_t, std::string> out;
+    for (const auto& row :
+         My().Fetch(std::string("SELECT id, ") + kMariadbRow + " FROM " + ctx_.source_table)) {
+      out[std::stoll(row.at(0).value_or("0"))] = row.at(1).value_or("<NULL rendering>");
+    }
+    return out;
+  }
+
+  std::string Who() const {
+    return ctx_.source == SourceKind::kPostgres ? "Postgres"
+                                                : "pages of text by MariaDB, md5 by Postgres";
+  }
+
+ private:
+  MyConn& My() {
+    if (!my_) {
+      my_ = std::make_unique<MyConn>(ctx_.mysql_url);
+      // Capped by max_allowed_packet in any case; the pages stay below both.
+      my_->Exec("SET SESSION group_concat_max_len = 1073741824");
+    }
+    return *my_;
+  }
+
+  const DestinationContext& ctx_;
+  std::unique_ptr<MyConn> my_;
+};
+
 // Row-by-row diff, for the report when the checksums differ.
 void DiffRows(const RowMap& src, const RowMap& dst, Verdict& v) {
   int shown = 0;
@@ -123,7 +196,10 @@ void DiffRows(const RowMap& src, const RowMap& dst, Verdict& v) {
 class PostgresDestination : public Destination {
  public:
   explicit PostgresDestination(const DestinationContext& ctx)
-      : ctx_(ctx), db_("torture_dst_" + ctx.suffix), url_(WithDatabase(ctx.pg_url, db_)) {}
+      : ctx_(ctx),
+        db_("torture_dst_" + ctx.suffix),
+        url_(WithDatabase(ctx.pg_url, db_)),
+        source_(ctx_) {}
 
   std::string name() const override { return "postgres"; }
 
@@ -141,7 +217,7 @@ class PostgresDestination : public Destination {
   }
 
   bool CaughtUp(PgConn& source, std::string& why) override {
-    Aggregate s = PgAggregate(source, "public." + ctx_.source_table);
+    Aggregate s = source_.Get(source);
     Aggregate d = PgAggregate(Dst(), kDestTable);
     why = "source " + s.ToString() + ", destination " + d.ToString();
     return s == d;
@@ -149,14 +225,12 @@ class PostgresDestination : public Destination {
 
   Verdict Verify(PgConn& source, int64_t, int64_t) override {
     Verdict v;
-    Aggregate s = PgAggregate(source, "public." + ctx_.source_table);
+    Aggregate s = source_.Get(source);
     Aggregate d = PgAggregate(Dst(), kDestTable);
     v.checksums_equal = s == d;
-    v.details.push_back("source " + s.ToString() + "; destination " + d.ToString() +
-                        " (both computed by Postgres)");
-    if (!v.checksums_equal) {
-      DiffRows(PgRowMap(source, "public." + ctx_.source_table), PgRowMap(Dst(), kDestTable), v);
-    }
+    v.details.push_back("source " + s.ToString() + " (" + source_.Who() + "); destination " +
+                        d.ToString() + " (Postgres)");
+    if (!v.checksums_equal) DiffRows(source_.Rows(source), PgRowMap(Dst(), kDestTable), v);
     return v;
   }
 
@@ -177,6 +251,7 @@ class PostgresDestination : public Destination {
   DestinationContext ctx_;
   std::string db_;
   std::string url_;
+  SourceTable source_;  // reads ctx_
   std::unique_ptr<PgConn> dst_;
 };
 
@@ -257,7 +332,7 @@ RowMap SqliteRowMap(const std::string& path, const std::string& table) {
 class SqliteDestination : public Destination {
  public:
   explicit SqliteDestination(const DestinationContext& ctx)
-      : ctx_(ctx), path_(ctx.workdir + "/dest.sqlite") {}
+      : ctx_(ctx), path_(ctx.workdir + "/dest.sqlite"), source_(ctx_) {}
 
   std::string name() const override { return "sqlite"; }
 
@@ -275,7 +350,7 @@ class SqliteDestination : public Destination {
   Aggregate Aggregate_(PgConn& pg) { return SqliteAggregate(path_, kDestTable, pg); }
 
   bool CaughtUp(PgConn& source, std::string& why) override {
-    Aggregate s = PgAggregate(source, "public." + ctx_.source_table);
+    Aggregate s = source_.Get(source);
     Aggregate d = Aggregate_(source);
     why = "source " + s.ToString() + ", destination " + d.ToString();
     return s == d;
@@ -283,14 +358,12 @@ class SqliteDestination : public Destination {
 
   Verdict Verify(PgConn& source, int64_t, int64_t) override {
     Verdict v;
-    Aggregate s = PgAggregate(source, "public." + ctx_.source_table);
+    Aggregate s = source_.Get(source);
     Aggregate d = Aggregate_(source);
     v.checksums_equal = s == d;
-    v.details.push_back("source " + s.ToString() + " (Postgres); destination " + d.ToString() +
-                        " (aggregate text by SQLite, md5 by Postgres)");
-    if (!v.checksums_equal) {
-      DiffRows(PgRowMap(source, "public." + ctx_.source_table), SqliteRowMap(path_, kDestTable), v);
-    }
+    v.details.push_back("source " + s.ToString() + " (" + source_.Who() + "); destination " +
+                        d.ToString() + " (aggregate text by SQLite, md5 by Postgres)");
+    if (!v.checksums_equal) DiffRows(source_.Rows(source), SqliteRowMap(path_, kDestTable), v);
     return v;
   }
 
@@ -303,6 +376,7 @@ class SqliteDestination : public Destination {
  private:
   DestinationContext ctx_;
   std::string path_;
+  SourceTable source_;  // reads ctx_
 };
 
 // ---- jsonl ----------------------------------------------------------------------------------

@@ -8,6 +8,11 @@
 // SQLite builds its own aggregate text (group_concat over the id-ordered rows, with the same
 // rendering written in SQLite's SQL) and Postgres hashes that text.
 //
+// A MariaDB source (--source=mariadb, into postgres or sqlite): MariaDB renders its rows with
+// the same rendering written in MariaDB's SQL and joins them with GROUP_CONCAT, a page of 1,000
+// rows at a time (a GROUP_CONCAT result is capped at max_allowed_packet, 16 MiB by default);
+// the driver joins the pages with '\n' and Postgres hashes the text.
+//
 // jsonl (at-least-once): every change the workload committed must be in the file, identified by
 // (op, id, version) -- with the old key as `before` for a key change -- duplicates are counted
 // (bounded by one page or transaction per kill), and replaying the file (snapshot rows, then
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "pg_client.h"
+#include "source_sql.h"
 #include "workload.h"
 
 namespace faucet::torture {
@@ -63,7 +69,8 @@ class Destination {
   virtual std::string PipelineYaml() const = 0;
   // Called between kills: lets a destination read its output as it grows (jsonl).
   virtual void Poll() {}
-  // Cheap check while catching up: does the destination hold everything yet?
+  // Cheap check while catching up: does the destination hold everything yet? `source` is the
+  // Postgres server: the source database, or (a MariaDB source) the one that hashes texts.
   virtual bool CaughtUp(PgConn& source, std::string& why) = 0;
   // The final, complete comparison (the mirror is stopped).
   virtual Verdict Verify(PgConn& source, int64_t kills, int64_t batch_size) = 0;
@@ -81,6 +88,8 @@ struct DestinationContext {
   std::string suffix;                      // unique per run
   std::string workdir;
   const Workload* workload = nullptr;
+  SourceKind source = SourceKind::kPostgres;
+  std::string mysql_url;  // a MariaDB source: source_table is in the URL's database
 };
 
 std::unique_ptr<Destination> MakeDestination(const DestinationContext& ctx);

@@ -10,6 +10,7 @@
 // TortureError when a statement fails or touches other rows than the ones named.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>

@@ -3,6 +3,12 @@
 //   faucet_torture --dest=postgres|sqlite|jsonl [--kills=N] [--seed=S] [--rate=CHANGES_PER_S]
 //                  [--pg-url=URL] [--workdir=DIR] [--max-kill-delay-ms=MS] [--catchup-timeout=S]
 //   faucet_torture --dest=mirror-tables [--sink=postgres|sqlite] [--tables=N] ...
+//   faucet_torture --source=mariadb --dest=postgres|sqlite [--mysql-url=URL] ...
+//
+// --source=mariadb mirrors a MariaDB table (mysql-cdc, snapshot by the mysql query source):
+// the same workload in MariaDB's SQL (source_sql.h), no slot, so the sampler checks only that
+// the persisted bookmark {file, pos} never moves backwards; MariaDB renders the source side of
+// the comparison.
 //
 // --dest=mirror-tables runs the multi-table mirror (`mirror.tables`): N source tables in one
 // schema (published FOR TABLES IN SCHEMA), one change stream, one destination table each; the
@@ -46,7 +52,9 @@
 #include "core/crash_point.h"
 #include "core/lsn.h"
 #include "core/mutex.h"
+#include "core/position.h"
 #include "destinations.h"
+#include "mysql_client.h"
 #include "pg_client.h"
 #include "testing/process.h"
 #include "testing/services.h"
@@ -61,6 +69,7 @@ using namespace std::chrono_literals;
 constexpr const char* kName = "torture";  // the pipeline's name: state keys torture::...
 
 struct Options {
+  std::string source = "postgres";  // or mariadb: a mysql-cdc mirror from MariaDB
   std::string dest;
   std::string sink = "postgres";  // mirror-tables: the sink every table writes through
   int tables = 6;                 // mirror-tables: source tables
@@ -68,6 +77,7 @@ struct Options {
   uint64_t seed = 0;
   double rate = 1000;  // changes/s in small transactions, plus the bulk ones
   std::string pg_url;
+  std::string mysql_url;  // --source=mariadb
   std::string workdir;
   std::string faucet = FAUCET_BINARY;
   int min_kill_delay_ms = 150;
@@ -85,8 +95,8 @@ struct Options {
   std::fprintf(
       stderr,
       "faucet_torture: %s\nusage: faucet_torture --dest=postgres|sqlite|jsonl|mirror-tables "
-      "[--sink=postgres|sqlite] [--tables=N] "
-      "[--kills=N] [--seed=S] [--rate=N] [--pg-url=URL] [--workdir=DIR] "
+      "[--sink=postgres|sqlite] [--tables=N] [--source=postgres|mariadb] "
+      "[--kills=N] [--seed=S] [--rate=N] [--pg-url=URL] [--mysql-url=URL] [--workdir=DIR] "
       "[--max-kill-delay-ms=MS] [--crash-wait-ms=MS] [--catchup-timeout=S] "
       "[--final-write-s=S] [--initial-rows=N] [--batch-size=N] [--bulk-every-s=S] "
       "[--key-change-keeps-toast=1|0] [--faucet=PATH]\n",
@@ -106,6 +116,10 @@ Options ParseFlags(int argc, char** argv) {
     try {
       if (k == "dest")
         o.dest = v;
+      else if (k == "source")
+        o.source = v;
+      else if (k == "mysql-url")
+        o.mysql_url = v;
       else if (k == "sink")
         o.sink = v;
       else if (k == "tables")
@@ -151,12 +165,18 @@ Options ParseFlags(int argc, char** argv) {
   if (o.dest == "mirror-tables" && o.sink != "postgres" && o.sink != "sqlite")
     Usage("--sink must be postgres or sqlite");
   if (o.tables < 1 || o.tables > 100) Usage("bad --tables");
+  if (o.source != "postgres" && o.source != "mariadb")
+    Usage("--source must be postgres or mariadb");
+  if (o.source == "mariadb" && o.dest != "postgres" && o.dest != "sqlite")
+    Usage("--source=mariadb mirrors into --dest=postgres or sqlite");
+  if (o.source == "mariadb" && o.mysql_url.empty())
+    o.mysql_url = testing::RequireEnv("FAUCET_TEST_MYSQL_URL");
   if (o.initial_rows < 0) o.initial_rows = o.dest == "mirror-tables" ? 2500 : 5000;
   if (o.kills < 0 || o.max_kill_delay_ms < o.min_kill_delay_ms) Usage("bad --kills or delays");
   if (o.pg_url.empty()) o.pg_url = testing::RequireEnv("FAUCET_TEST_PG_URL");
   if (o.workdir.empty()) {
-    o.workdir =
-        testing::TempDir("torture-" + o.dest + (o.dest == "mirror-tables" ? "-" + o.sink : ""));
+    o.workdir = testing::TempDir("torture-" + (o.source == "mariadb" ? "mariadb-" : std::string()) +
+                                 o.dest + (o.dest == "mirror-tables" ? "-" + o.sink : ""));
   }
   return o;
 }
@@ -181,6 +201,33 @@ std::optional<Lsn> LsnOf(const nlohmann::json& bookmark) {
   return *lsn;
 }
 
+// A persisted bookmark as an ordered position (core/position.h): postgres-cdc's {last_lsn} as
+// {lsn}; mysql-cdc's {file, pos} as {file number, pos}, the number being the file name's
+// extension (binlog.000012), so that a ROTATE to the next file orders after every position in
+// the one before.
+std::optional<Position> PositionOf(SourceKind kind, const nlohmann::json& bookmark) {
+  if (kind == SourceKind::kPostgres) {
+    std::optional<Lsn> lsn = LsnOf(bookmark);
+    if (!lsn) return std::nullopt;
+    return Position{{lsn->value()}};
+  }
+  if (!bookmark.is_object() || !bookmark.contains("file") || !bookmark["file"].is_string() ||
+      !bookmark.contains("pos") || !bookmark["pos"].is_number_unsigned())
+    return std::nullopt;
+  const std::string file = bookmark["file"].get<std::string>();
+  const size_t dot = file.rfind('.');
+  if (dot == std::string::npos || dot + 1 == file.size() ||
+      file.find_first_not_of("0123456789", dot + 1) != std::string::npos)
+    return std::nullopt;
+  return Position{{std::stoull(file.substr(dot + 1)), bookmark["pos"].get<uint64_t>()}};
+}
+
+std::string PositionText(SourceKind kind, const std::optional<Position>& p) {
+  if (!p) return "none";
+  if (kind == SourceKind::kPostgres) return Lsn(p->parts.at(0)).ToString();
+  return "binlog file " + std::to_string(p->parts.at(0)) + " pos " + std::to_string(p->parts.at(1));
+}
+
 // Polls the slot's confirmed_flush_lsn, then the persisted bookmark files (in that order: a
 // bookmark is persisted before the slot is acknowledged, and bookmarks only grow, so the slot
 // read first can never legitimately exceed a bookmark read after it).
@@ -192,15 +239,20 @@ std::optional<Lsn> LsnOf(const nlohmann::json& bookmark) {
 // the slot must never be ahead of a table that holds the log: one pending, being snapshotted
 // or streaming, as the marker last said (paused, dropped and refused tables no longer hold
 // it). Each table's bookmark must never move backwards.
+//
+// A MariaDB source (no slot: the server keeps no replica position) has only the latter: the
+// bookmark file never moves backwards.
 class Sampler {
  public:
   struct Bookmarks {
     std::string label;  // a table's name, or "bookmark"
     std::string path;
   };
-  Sampler(std::string url, std::string slot, std::vector<Bookmarks> files,
+  // `slot` empty: no slot to compare (a MariaDB source).
+  Sampler(SourceKind kind, std::string url, std::string slot, std::vector<Bookmarks> files,
           std::string marker_path = "")
-      : url_(std::move(url)),
+      : kind_(kind),
+        url_(std::move(url)),
         slot_(std::move(slot)),
         files_(std::move(files)),
         marker_path_(std::move(marker_path)) {}
@@ -209,12 +261,12 @@ class Sampler {
   void Start() {
     thread_ = std::thread([this] {
       try {
-        PgConn conn(url_);
+        std::unique_ptr<PgConn> conn = slot_.empty() ? nullptr : std::make_unique<PgConn>(url_);
         while (!stop_.load()) {
-          SampleOnce(conn);
+          SampleOnce(conn.get());
           std::this_thread::sleep_for(10ms);
         }
-        SampleOnce(conn);
+        SampleOnce(conn.get());
       } catch (const std::exception& e) {
         Violation(std::string("sampler failed: ") + e.what());
       }
@@ -226,10 +278,10 @@ class Sampler {
   }
 
   // The lowest persisted bookmark now (nullopt while one of the files does not exist yet).
-  std::optional<Lsn> ReadBookmark() {
-    std::optional<Lsn> low;
+  std::optional<Position> ReadBookmark() {
+    std::optional<Position> low;
     for (const Bookmarks& f : files_) {
-      std::optional<Lsn> b = ReadFile(f.path);
+      std::optional<Position> b = ReadFile(f.path);
       if (!b) return std::nullopt;
       if (!low || *b < *low) low = b;
     }
@@ -277,6 +329,7 @@ class Sampler {
   }
 
   std::optional<Lsn> SlotPosition(PgConn& conn) {
+    if (slot_.empty()) return std::nullopt;
     std::optional<std::string> s = conn.Scalar(
         "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", {slot_});
     if (!s) return std::nullopt;
@@ -303,29 +356,32 @@ class Sampler {
     return j;
   }
 
-  std::optional<Lsn> ReadFile(const std::string& path) {
+  std::optional<Position> ReadFile(const std::string& path) {
     std::optional<nlohmann::json> j = ReadJson(path);
     if (!j) return std::nullopt;
     if (j->is_object() && j->contains("bookmark")) j = (*j)["bookmark"];  // exactly-once wrapper
-    std::optional<Lsn> lsn = LsnOf(*j);
-    if (!lsn) Violation("no LSN in bookmark file " + path + ": '" + j->dump() + "'");
-    return lsn;
+    std::optional<Position> p = PositionOf(kind_, *j);
+    if (!p) Violation("no position in bookmark file " + path + ": '" + j->dump() + "'");
+    return p;
   }
 
-  void SampleOnce(PgConn& conn) {
-    std::optional<Lsn> slot = SlotPosition(conn);
+  void SampleOnce(PgConn* conn) {
+    std::optional<Position> slot;
+    if (conn) {
+      if (std::optional<Lsn> lsn = SlotPosition(*conn)) slot = Position{{lsn->value()}};
+    }
     std::map<std::string, TableEntry> marker = ReadMarker();
-    std::vector<std::optional<Lsn>> bookmarks;
+    std::vector<std::optional<Position>> bookmarks;
     for (const Bookmarks& f : files_) bookmarks.push_back(ReadFile(f.path));
     samples_.fetch_add(1);
     MutexLock lock(mu_);
     for (size_t i = 0; i < files_.size(); ++i) {
-      const std::optional<Lsn>& b = bookmarks[i];
+      const std::optional<Position>& b = bookmarks[i];
       if (!b) continue;
-      std::optional<Lsn>& max = max_[files_[i].label];
+      std::optional<Position>& max = max_[files_[i].label];
       if (max && *b < *max) {
-        AddViolation(files_[i].label + ": persisted bookmark moved backwards: " + b->ToString() +
-                     " after " + max->ToString());
+        AddViolation(files_[i].label + ": persisted bookmark moved backwards: " +
+                     PositionText(kind_, b) + " after " + PositionText(kind_, max));
       }
       if (!max || *b > *max) max = b;
       std::string phase = "active";
@@ -336,9 +392,9 @@ class Sampler {
       if (slot && HoldsLog(phase)) {
         compared_.fetch_add(1);
         if (*slot > *b) {
-          AddViolation("slot confirmed_flush_lsn " + slot->ToString() + " is ahead of " +
-                       files_[i].label + "'s persisted bookmark " + b->ToString() + " (" + phase +
-                       ", read after it)");
+          AddViolation("slot confirmed_flush_lsn " + PositionText(kind_, slot) + " is ahead of " +
+                       files_[i].label + "'s persisted bookmark " + PositionText(kind_, b) + " (" +
+                       phase + ", read after it)");
         }
       }
     }
@@ -351,6 +407,7 @@ class Sampler {
     if (violation_count_++ < 20) violations_.push_back(what);
   }
 
+  SourceKind kind_;
   std::string url_, slot_;
   std::vector<Bookmarks> files_;
   std::string marker_path_;
@@ -360,7 +417,7 @@ class Sampler {
   Mutex mu_;
   std::vector<std::string> violations_ GUARDED_BY(mu_);
   int64_t violation_count_ GUARDED_BY(mu_) = 0;
-  std::map<std::string, std::optional<Lsn>> max_ GUARDED_BY(mu_);  // by label
+  std::map<std::string, std::optional<Position>> max_ GUARDED_BY(mu_);  // by label
 };
 
 // ---- the faucet process ---------------------------------------------------------------------
@@ -371,11 +428,12 @@ bool HasExited(pid_t pid) {
   return info.si_pid == pid;
 }
 
-// The crash points a postgres-cdc mirror into sink `dest` with a file state store can reach:
-// every registered point except other sinks' and other state stores' own points, and the
-// multi-table mirror's own (mirror.table_*) unless `multi_table`.
-std::vector<std::string> ReachableCrashPoints(const std::string& faucet, const std::string& dest,
-                                              bool multi_table) {
+// The crash points a mirror from `source` ("postgres": postgres-cdc, "mysql": mysql-cdc) into
+// sink `dest` with a file state store can reach: every registered point except other sources',
+// other sinks' and other state stores' own points, and the multi-table mirror's own
+// (mirror.table_*) unless `multi_table`.
+std::vector<std::string> ReachableCrashPoints(const std::string& faucet, const std::string& source,
+                                              const std::string& dest, bool multi_table) {
   testing::ProcessResult r = testing::RunProcess({faucet, "debug", "crash-points"});
   if (r.exit_code != 0) throw TortureError("faucet debug crash-points failed: " + r.output);
   std::vector<std::string> out;
@@ -392,7 +450,7 @@ std::vector<std::string> ReachableCrashPoints(const std::string& faucet, const s
       std::string area = name.substr(0, dot1), connector = name.substr(dot1 + 1, dot2 - dot1 - 1);
       if (area == "sink" && connector != dest) continue;
       if (area == "state" && connector != "file") continue;
-      if (area == "source" && connector.rfind("postgres", 0) != 0) continue;
+      if (area == "source" && connector.rfind(source, 0) != 0) continue;
     }
     out.push_back(name);
   }
@@ -459,10 +517,19 @@ int Main(int argc, char** argv) {
   }
   std::mt19937_64 rng(o.seed ^ 0x9e3779b97f4a7c15ULL);
   const bool multi = o.dest == "mirror-tables";
-  const std::string label = multi ? o.dest + "/" + o.sink : o.dest;  // as printed
-  const std::string suffix = (multi ? "mt_" + o.sink : o.dest) + "_" + std::to_string(getpid());
-  const std::string table = "torture_src_" + suffix;  // single table: public.<table>
-  const std::string schema = "torture_" + suffix;     // mirror-tables: <schema>.t0 ...
+  const bool mariadb = o.source == "mariadb";
+  const SourceKind source_kind = mariadb ? SourceKind::kMariadb : SourceKind::kPostgres;
+  // As printed.
+  const std::string label = multi     ? o.dest + "/" + o.sink
+                            : mariadb ? "mariadb-source/" + o.dest
+                                      : o.dest;
+  const std::string suffix = (multi     ? "mt_" + o.sink
+                              : mariadb ? "my_" + o.dest
+                                        : o.dest) +
+                             "_" + std::to_string(getpid());
+  // Single table: public.<table>, or <database>.<table> in MariaDB.
+  const std::string table = "torture_src_" + suffix;
+  const std::string schema = "torture_" + suffix;  // mirror-tables: <schema>.t0 ...
   const std::string publication = "torture_pub_" + suffix;
   const std::string slot = "torture_slot_" + suffix;
   const std::string state_dir = o.workdir + "/state";
@@ -479,13 +546,25 @@ int Main(int argc, char** argv) {
   std::fflush(stdout);
 
   PgConn admin(o.pg_url);
-  admin.Exec(
-      "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = " +
-      Quote(slot));
+  if (!mariadb) {
+    admin.Exec(
+        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = " +
+        Quote(slot));
+  }
+  std::string mysql_db;  // the MariaDB source's database, from its URL
+  if (mariadb) {
+    Result<MysqlUrl> parts = ParseMysqlUrl(o.mysql_url);
+    if (!parts.ok()) throw TortureError(parts.status().ToString());
+    mysql_db = parts->database;
+  }
 
   WorkloadOptions wo;
-  wo.url = o.pg_url;
-  if (multi) {
+  wo.source = source_kind;
+  wo.url = mariadb ? o.mysql_url : o.pg_url;
+  if (mariadb) {
+    wo.schema = mysql_db;
+    wo.tables = {table};
+  } else if (multi) {
     wo.schema = schema;
     for (int i = 0; i < o.tables; ++i) wo.tables.push_back("t" + std::to_string(i));
     wo.sequence = "torture_seq";
@@ -501,34 +580,54 @@ int Main(int argc, char** argv) {
   Workload workload(wo);
   workload.CreateSource(publication, o.initial_rows);
 
-  DestinationContext dc{o.dest, o.sink, o.pg_url, table, {}, suffix, o.workdir, &workload};
+  DestinationContext dc{o.dest, o.sink,    o.pg_url,  table,       {},
+                        suffix, o.workdir, &workload, source_kind, o.mysql_url};
   for (int i = 0; multi && i < o.tables; ++i) dc.source_tables.push_back(workload.Qualified(i));
   std::unique_ptr<Destination> dest = MakeDestination(dc);
   dest->Create();
 
+  // The source and the mirror's snapshot query: postgres-cdc and postgres, or mysql-cdc and
+  // mysql (server_id: unique among the replicas of the shared test server).
+  std::string source_yaml, snapshot_yaml;
+  if (mariadb) {
+    const uint64_t server_id =
+        100000 + (static_cast<uint64_t>(getpid()) * 1000003 + o.seed) % 4'000'000'000ULL;
+    source_yaml =
+        "    type: mysql-cdc\n"
+        "    config:\n"
+        "      connection_url: '" +
+        o.mysql_url + "'\n      server_id: " + std::to_string(server_id) +
+        "\n      include_tables: [" + mysql_db + "." + table + "]\n";
+    snapshot_yaml =
+        "      type: mysql\n"
+        "      config:\n"
+        "        connection_url: '" +
+        o.mysql_url + "'\n        query: \"SELECT * FROM " + mysql_db + "." + table + "\"\n";
+  } else {
+    source_yaml =
+        "    type: postgres-cdc\n"
+        "    config:\n"
+        "      connection_url: " +
+        o.pg_url + "\n      slot_name: " + slot + "\n      publication_name: " + publication +
+        "\n"
+        "      status_update_interval: 1\n"
+        "      max_cycle_duration: 20\n";
+    snapshot_yaml =
+        "      type: postgres\n"
+        "      config:\n"
+        "        connection_url: " +
+        o.pg_url + "\n        query: \"" +
+        (multi ? "SELECT 1" : "SELECT id, version, small, big FROM public." + table) + "\"\n";
+  }
   std::ofstream(config_path) << "version: 1\n"
                                 "name: "
                              << kName
                              << "\n"
                                 "pipeline:\n"
                                 "  source:\n"
-                                "    type: postgres-cdc\n"
-                                "    config:\n"
-                                "      connection_url: "
-                             << o.pg_url
-                             << "\n"
-                                "      slot_name: "
-                             << slot
-                             << "\n"
-                                "      publication_name: "
-                             << publication
-                             << "\n"
-                                "      batch_size: "
-                             << o.batch_size
+                             << source_yaml << "      batch_size: " << o.batch_size
                              << "\n"
                                 "      idle_timeout: 3\n"
-                                "      status_update_interval: 1\n"
-                                "      max_cycle_duration: 20\n"
                              << dest->PipelineYaml()
                              << "  state:\n"
                                 "    type: file\n"
@@ -539,22 +638,12 @@ int Main(int argc, char** argv) {
                                 "  mode: snapshot_then_cdc\n"
                                 "  continuous: true\n"
                                 "  snapshot:\n"
-                             << (multi ? "    concurrency: 2\n" : "")
-                             << "    source:\n"
-                                "      type: postgres\n"
-                                "      config:\n"
-                                "        connection_url: "
-                             << o.pg_url
-                             << "\n"
-                                "        query: \""
-                             << (multi ? "SELECT 1"
-                                       : "SELECT id, version, small, big FROM public." + table)
-                             << "\"\n"
-                                "        batch_size: "
-                             << o.batch_size << "\n"
+                             << (multi ? "    concurrency: 2\n" : "") << "    source:\n"
+                             << snapshot_yaml << "        batch_size: " << o.batch_size << "\n"
                              << (multi ? "  tables:\n    include: ['" + schema + ".*']\n" : "");
 
-  std::vector<std::string> points = ReachableCrashPoints(o.faucet, multi ? o.sink : o.dest, multi);
+  std::vector<std::string> points = ReachableCrashPoints(o.faucet, mariadb ? "mysql" : "postgres",
+                                                         multi ? o.sink : o.dest, multi);
   std::string point_list;
   for (const std::string& p : points) point_list += (point_list.empty() ? "" : ", ") + p;
   std::printf("%scrash points: %s\n", tag.c_str(), point_list.c_str());
@@ -571,7 +660,7 @@ int Main(int argc, char** argv) {
   } else {
     bookmark_files.push_back({"bookmark", state_prefix + "cdc.json"});
   }
-  Sampler sampler(o.pg_url, slot, bookmark_files,
+  Sampler sampler(source_kind, o.pg_url, mariadb ? "" : slot, bookmark_files,
                   multi ? state_prefix + "__replication__.json" : "");
   sampler.Start();
   workload.Start();
@@ -668,8 +757,19 @@ int Main(int argc, char** argv) {
   workload.Stop();
   if (!workload.error().empty()) failures.push_back("workload writer failed: " + workload.error());
   if (!workload.started()) failures.push_back("the writer never started: the slot never appeared");
-  std::string final_wal = admin.Scalar("SELECT pg_current_wal_lsn()::text").value_or("0/0");
-  Result<Lsn> end_of_writes = Lsn::Parse(final_wal);
+  // The source's position after the last write: the WAL insert position, or the binlog's end.
+  std::optional<Position> end_of_writes;
+  if (mariadb) {
+    mysql::Rows status = MyConn(o.mysql_url).Fetch("SHOW MASTER STATUS");
+    if (!status.empty() && status[0].size() >= 2 && status[0][0] && status[0][1]) {
+      end_of_writes = PositionOf(source_kind, nlohmann::json{{"file", *status[0][0]},
+                                                             {"pos", std::stoull(*status[0][1])}});
+    }
+  } else {
+    Result<Lsn> lsn = Lsn::Parse(admin.Scalar("SELECT pg_current_wal_lsn()::text").value_or("0/0"));
+    if (lsn.ok()) end_of_writes = Position{{lsn->value()}};
+  }
+  const std::string final_wal = PositionText(source_kind, end_of_writes);
   Clock::time_point stop_time = Clock::now();
   std::optional<Clock::time_point> stream_applied;  // when the bookmark passed end_of_writes
   double converged_in = -1;
@@ -685,8 +785,8 @@ int Main(int argc, char** argv) {
     }
     // Everything written is applied and persisted, yet the destination differs: waiting longer
     // would change nothing (10 s of grace for a slow last page).
-    std::optional<Lsn> b = sampler.ReadBookmark();
-    if (!stream_applied && b && end_of_writes.ok() && *b >= *end_of_writes)
+    std::optional<Position> b = sampler.ReadBookmark();
+    if (!stream_applied && b && end_of_writes && *b >= *end_of_writes)
       stream_applied = Clock::now();
     if (stream_applied && Since(*stream_applied) > 10) {
       why += " (the persisted bookmark passed the end of the writes " + final_wal + " " +
@@ -736,7 +836,7 @@ int Main(int argc, char** argv) {
     }
   }
   sampler.Stop();
-  std::optional<Lsn> final_bookmark = sampler.ReadBookmark();
+  std::optional<Position> final_bookmark = sampler.ReadBookmark();
   std::optional<Lsn> final_slot = sampler.SlotPosition(admin);
 
   // ---- verdict ----
@@ -751,23 +851,24 @@ int Main(int argc, char** argv) {
               hit_list.empty() ? " none" : hit_list.c_str());
   std::printf(
       "%sworkload: %lld changes in %lld transactions (%lld of 10,000 rows, largest %lld, %lld "
-      "across tables), %lld rolled back; source WAL at stop %s\n",
+      "across tables), %lld rolled back; source %s at stop %s\n",
       tag.c_str(), static_cast<long long>(workload.changes()),
       static_cast<long long>(workload.transactions()),
       static_cast<long long>(workload.bulk_transactions()),
       static_cast<long long>(workload.max_txn_changes()),
       static_cast<long long>(workload.multi_table_transactions()),
-      static_cast<long long>(workload.rollbacks()), final_wal.c_str());
+      static_cast<long long>(workload.rollbacks()), mariadb ? "binlog" : "WAL", final_wal.c_str());
   if (multi) std::printf("%stable phases at the end:%s\n", tag.c_str(), phases.c_str());
   std::printf(
       "%sinvariants: %lld samples, %lld slot/bookmark comparisons, %lld violations; final "
       "bookmark %s, slot confirmed_flush_lsn %s\n",
       tag.c_str(), static_cast<long long>(sampler.samples()),
       static_cast<long long>(sampler.compared()), static_cast<long long>(sampler.violation_count()),
-      final_bookmark ? final_bookmark->ToString().c_str() : "none",
-      final_slot ? final_slot->ToString().c_str() : "none");
+      PositionText(source_kind, final_bookmark).c_str(),
+      mariadb ? "none (MariaDB keeps no replica position)"
+              : (final_slot ? final_slot->ToString() : "none").c_str());
   for (const std::string& s : sampler.violations()) failures.push_back("invariant: " + s);
-  if (final_bookmark && final_slot && *final_slot > *final_bookmark) {
+  if (final_bookmark && final_slot && Position{{final_slot->value()}} > *final_bookmark) {
     failures.push_back("invariant: final slot position is ahead of the final bookmark");
   }
   for (const std::string& d : v.details) std::printf("%s%s\n", tag.c_str(), d.c_str());
@@ -782,9 +883,12 @@ int Main(int argc, char** argv) {
   for (const std::string& f : failures) std::printf("%sFAIL: %s\n", tag.c_str(), f.c_str());
 
   if (failures.empty()) {
-    admin.Exec(
-        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = " +
-        Quote(slot));
+    if (!mariadb) {
+      admin.Exec(
+          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE "
+          "slot_name = " +
+          Quote(slot));
+    }
     workload.DropSource(publication);
     dest->Drop();
     std::filesystem::remove_all(tmp);  // every run's output is in faucet.log
@@ -793,9 +897,11 @@ int Main(int argc, char** argv) {
     admin.Exec(
         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = " +
         Quote(slot) + " AND NOT active");
+    const std::string where = multi     ? "schema " + schema
+                              : mariadb ? "MariaDB table " + mysql_db + "." + table
+                                        : "table public." + table;
     std::printf("%skept for inspection: source %s, destination %s, workdir %s\n", tag.c_str(),
-                multi ? ("schema " + schema).c_str() : ("table public." + table).c_str(),
-                dest->Where().c_str(), o.workdir.c_str());
+                where.c_str(), dest->Where().c_str(), o.workdir.c_str());
   }
   std::printf("torture: dest=%s kills=%d changes=%lld lost=%lld duplicates=%lld converged_in=%ss\n",
               label.c_str(), kills, static_cast<long long>(workload.changes()),

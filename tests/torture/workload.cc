@@ -21,59 +21,43 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 }  // namespace
 
 Workload::Workload(WorkloadOptions options)
-    : o_(std::move(options)), rng_(o_.seed), sequence_(o_.schema + "." + o_.sequence) {
+    : o_(std::move(options)),
+      sql_(MakeSourceSql({o_.source, o_.url, o_.schema, o_.sequence, o_.slot})),
+      rng_(o_.seed) {
   if (o_.tables.empty()) throw TortureError("workload: no tables");
   for (const std::string& t : o_.tables) models_.push_back(TableModel{o_.schema + "." + t, {}, {}});
 }
 
 Workload::~Workload() { Stop(); }
 
-std::string Workload::NextVal() const { return "nextval(" + Quote(sequence_) + ")"; }
+std::vector<std::string> Workload::Qualified() const {
+  std::vector<std::string> out;
+  for (const TableModel& m : models_) out.push_back(m.qualified);
+  return out;
+}
 
 void Workload::CreateSource(const std::string& publication, int rows) {
-  PgConn c(o_.url);
-  DropSource(publication);
-  const bool several = models_.size() > 1;
-  if (several) c.Exec("CREATE SCHEMA " + o_.schema);
-  c.Exec("CREATE SEQUENCE " + sequence_);
-  for (const TableModel& m : models_) {
-    c.Exec("CREATE TABLE " + m.qualified +
-           " (id int8 PRIMARY KEY, version int8 NOT NULL, small text, big text)");
-  }
-  c.Exec("CREATE PUBLICATION " + publication +
-         (several ? " FOR TABLES IN SCHEMA " + o_.schema : " FOR TABLE " + models_[0].qualified));
+  sql_->CreateTables(Qualified(), publication);
   min_rows_ = static_cast<size_t>(rows) * 2 / 5;
   max_rows_ = static_cast<size_t>(rows) * 6;
-  c.Exec("BEGIN");
+  sql_->Begin();
   for (int t = 0; t < static_cast<int>(models_.size()); ++t) {
     for (int i = 0; i < rows; ++i) {
       Param big = rng_() % 10 == 0 ? Param(BigValue()) : std::nullopt;
-      PgRows r =
-          c.Exec("INSERT INTO " + models_[t].qualified + " (id, version, small, big) VALUES (" +
-                     NextVal() + ", 1, $1, $2) RETURNING id",
-                 {SmallParam(), big});
-      AddLive(t, r.Int(0, 0), 1);
+      AddLive(t, sql_->Insert(models_[t].qualified, SmallParam(), big), 1);
     }
   }
-  c.Exec("COMMIT");
+  sql_->Commit();
 }
 
 void Workload::DropSource(const std::string& publication) {
-  PgConn c(o_.url);
-  c.Exec("DROP PUBLICATION IF EXISTS " + publication);
-  if (models_.size() > 1) {
-    c.Exec("DROP SCHEMA IF EXISTS " + o_.schema + " CASCADE");
-    return;
-  }
-  c.Exec("DROP TABLE IF EXISTS " + models_[0].qualified);
-  c.Exec("DROP SEQUENCE IF EXISTS " + sequence_);
+  sql_->DropTables(Qualified(), publication);
 }
 
 void Workload::Start() {
   thread_ = std::thread([this] {
     try {
-      conn_ = std::make_unique<PgConn>(o_.url);
-      WaitForSlot();
+      sql_->WaitUntilCaptured(stop_);
       if (!stop_.load()) Run();
     } catch (const std::exception& e) {
       MutexLock lock(error_mu_);
@@ -85,16 +69,6 @@ void Workload::Start() {
 void Workload::Stop() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
-}
-
-void Workload::WaitForSlot() {
-  while (!stop_.load()) {
-    std::optional<std::string> ready = conn_->Scalar(
-        "SELECT confirmed_flush_lsn IS NOT NULL FROM pg_replication_slots WHERE slot_name = $1",
-        {o_.slot});
-    if (ready && *ready == "t") return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
 }
 
 void Workload::Run() {
@@ -130,7 +104,7 @@ void Workload::Run() {
 
 void Workload::SmallTransaction(int ops) {
   std::vector<Event> txn;
-  conn_->Exec("BEGIN");
+  sql_->Begin();
   // With several tables, half the transactions of several operations spread them over tables.
   const bool spread = models_.size() > 1 && ops > 1 && rng_() % 2 == 0;
   const int table = PickTable();
@@ -162,41 +136,31 @@ void Workload::RandomOp(int t, std::vector<Event>& txn) {
 
 void Workload::Insert(int t, std::vector<Event>& txn) {
   Param big = rng_() % 4 == 0 ? Param(BigValue()) : std::nullopt;
-  PgRows r =
-      conn_->Exec("INSERT INTO " + models_[t].qualified + " (id, version, small, big) VALUES (" +
-                      NextVal() + ", 1, $1, $2) RETURNING id, version",
-                  {SmallParam(), big});
-  Event e{'c', r.Int(0, 0), r.Int(0, 1), r.Int(0, 0), t};
+  const int64_t id = sql_->Insert(models_[t].qualified, SmallParam(), big);
+  Event e{'c', id, 1, id, t};
   AddLive(t, e.id, e.version);
   txn.push_back(e);
 }
 
 void Workload::Update(int t, std::vector<Event>& txn) {
   int64_t id = PickId(t);
-  std::string set;
-  std::vector<Param> params = {std::to_string(id)};
+  Assign small, big;
   int kind = static_cast<int>(rng_() % 100);
   if (kind < 50) {  // small only: a TOAST-sized big stays unchanged (not in the WAL record)
-    set = "small = $2";
-    params.push_back(SmallParam());
+    small = SmallParam();
   } else if (kind < 70) {  // a new TOAST-sized value
-    set = "big = $2";
-    params.push_back(BigValue());
+    big = BigValue();
   } else if (kind < 75) {
-    set = "big = NULL";
+    big = Param();  // NULL
   } else if (kind < 80) {
-    set = "big = $2";
-    params.push_back(SmallValue());
+    big = SmallValue();
   } else {
-    set = "small = $2, big = $3";
-    params.push_back(SmallParam());
-    params.push_back(BigValue());
+    small = SmallParam();
+    big = BigValue();
   }
-  PgRows r = conn_->Exec("UPDATE " + models_[t].qualified + " SET version = version + 1, " + set +
-                             " WHERE id = $1 RETURNING id, version",
-                         params);
-  if (r.size() != 1) throw TortureError("update of id " + std::to_string(id) + " found no row");
-  Event e{'u', id, r.Int(0, 1), id, t};
+  IdVersion r = sql_->Update(models_[t].qualified, {id, models_[t].live.at(id).second},
+                             /*new_key=*/false, small, big);
+  Event e{'u', id, r.version, id, t};
   models_[t].live[id].second = e.version;
   txn.push_back(e);
 }
@@ -205,21 +169,12 @@ void Workload::ChangeKey(int t, std::vector<Event>& txn) {
   int64_t id = PickId(t);
   // Mostly the key and version only: a TOAST-sized big is then an unchanged value in the new
   // row, which a mirror must carry over from the old key.
-  std::string set = "id = " + NextVal() + ", version = version + 1";
-  std::vector<Param> params = {std::to_string(id)};
-  if (rng_() % 10 < 4) {
-    set += ", small = $" + std::to_string(params.size() + 1);
-    params.push_back(SmallParam());
-  }
-  if (!o_.key_change_keeps_toast) {
-    set += ", big = $" + std::to_string(params.size() + 1);
-    params.push_back(rng_() % 2 ? Param(BigValue()) : std::nullopt);
-  }
-  PgRows r = conn_->Exec(
-      "UPDATE " + models_[t].qualified + " SET " + set + " WHERE id = $1 RETURNING id, version",
-      params);
-  if (r.size() != 1) throw TortureError("key change of id " + std::to_string(id) + " found no row");
-  Event e{'u', r.Int(0, 0), r.Int(0, 1), id, t};
+  Assign small, big;
+  if (rng_() % 10 < 4) small = SmallParam();
+  if (!o_.key_change_keeps_toast) big = rng_() % 2 ? Param(BigValue()) : std::nullopt;
+  IdVersion r = sql_->Update(models_[t].qualified, {id, models_[t].live.at(id).second},
+                             /*new_key=*/true, small, big);
+  Event e{'u', r.id, r.version, id, t};
   RemoveLive(t, id);
   AddLive(t, e.id, e.version);
   txn.push_back(e);
@@ -227,15 +182,13 @@ void Workload::ChangeKey(int t, std::vector<Event>& txn) {
 
 void Workload::Delete(int t, std::vector<Event>& txn) {
   int64_t id = PickId(t);
-  PgRows r = conn_->Exec("DELETE FROM " + models_[t].qualified + " WHERE id = $1 RETURNING id",
-                         {std::to_string(id)});
-  if (r.size() != 1) throw TortureError("delete of id " + std::to_string(id) + " found no row");
+  sql_->Delete(models_[t].qualified, id);
   RemoveLive(t, id);
   txn.push_back(Event{'d', id, 0, id, t});
 }
 
 void Workload::Commit(std::vector<Event>& txn) {
-  conn_->Exec("COMMIT");
+  sql_->Commit();
   for (const Event& e : txn) {
     if (e.table != txn.front().table) {
       multi_table_.fetch_add(1);
@@ -251,32 +204,29 @@ void Workload::Commit(std::vector<Event>& txn) {
 
 void Workload::RolledBackTransaction() {
   // Inserts, an update and a delete that must never reach the destination. The model is left
-  // alone (nothing here is applied to it); the burned sequence values are never used again.
-  conn_->Exec("BEGIN");
+  // alone (nothing here is applied to it); the burned ids are never used again.
+  sql_->Begin();
   int inserts = 1 + static_cast<int>(rng_() % 5);
   for (int i = 0; i < inserts; ++i) {
-    conn_->Exec("INSERT INTO " + models_[PickTable()].qualified +
-                    " (id, version, small, big) VALUES (" + NextVal() + ", 1, $1, $2)",
-                {std::string("rolled back"), rng_() % 2 ? Param(BigValue()) : std::nullopt});
+    const int t = PickTable();
+    Param big = rng_() % 2 ? Param(BigValue()) : std::nullopt;
+    sql_->Insert(models_[t].qualified, std::string("rolled back"), big);
   }
   int t = PickTable(), u = PickTable();
   if (models_[t].ids.size() > 10 && models_[u].ids.size() > 10) {
     int64_t a = PickId(t), b = PickId(u);
-    conn_->Exec("UPDATE " + models_[t].qualified +
-                    " SET version = version + 1, small = 'rolled back' WHERE id = $1",
-                {std::to_string(a)});
-    if (a != b) {
-      conn_->Exec("DELETE FROM " + models_[u].qualified + " WHERE id = $1", {std::to_string(b)});
-    }
+    sql_->Update(models_[t].qualified, {a, models_[t].live.at(a).second}, /*new_key=*/false,
+                 std::string("rolled back"), std::nullopt);
+    if (a != b) sql_->Delete(models_[u].qualified, b);
   }
-  conn_->Exec("ROLLBACK");
+  sql_->Rollback();
   rollbacks_.fetch_add(1);
 }
 
 void Workload::BulkTransaction() {
   const int n = o_.bulk_rows;
   std::vector<Event> txn;
-  conn_->Exec("BEGIN");
+  sql_->Begin();
   const int kind = bulk_kind_++ % 4;
   const int tables = static_cast<int>(models_.size());
   if (tables > 1 && rng_() % 2 == 0) {
@@ -295,11 +245,8 @@ void Workload::BulkRows(int t, int n, int kind, std::vector<Event>& txn) {
   const size_t before = txn.size();
   auto insert_rows = [&](int count) {
     if (count <= 0) return;
-    PgRows r = conn_->Exec("INSERT INTO " + m.qualified + " (id, version, small, big) SELECT " +
-                           NextVal() + ", 1, 'bulk ' || g, NULL FROM generate_series(1, " +
-                           std::to_string(count) + ") g RETURNING id, version");
-    for (int i = 0; i < r.size(); ++i) {
-      Event e{'c', r.Int(i, 0), r.Int(i, 1), r.Int(i, 0), t};
+    for (int64_t id : sql_->BulkInsert(m.qualified, count)) {
+      Event e{'c', id, 1, id, t};
       AddLive(t, e.id, e.version);
       txn.push_back(e);
     }
@@ -311,21 +258,17 @@ void Workload::BulkRows(int t, int n, int kind, std::vector<Event>& txn) {
     return ids;
   };
   auto update_rows = [&](const std::vector<int64_t>& ids) {
-    PgRows r = conn_->Exec("UPDATE " + m.qualified +
-                               " SET version = version + 1, small = 'bulk v' || (version + 1) "
-                               "WHERE id = ANY($1::int8[]) RETURNING id, version",
-                           {IdArray(ids)});
-    for (int i = 0; i < r.size(); ++i) {
-      Event e{'u', r.Int(i, 0), r.Int(i, 1), r.Int(i, 0), t};
+    std::vector<IdVersion> rows;
+    for (int64_t id : ids) rows.push_back({id, m.live.at(id).second});
+    for (const IdVersion& r : sql_->BulkUpdate(m.qualified, rows)) {
+      Event e{'u', r.id, r.version, r.id, t};
       m.live[e.id].second = e.version;
       txn.push_back(e);
     }
   };
   auto delete_rows = [&](const std::vector<int64_t>& ids) {
-    PgRows r = conn_->Exec(
-        "DELETE FROM " + m.qualified + " WHERE id = ANY($1::int8[]) RETURNING id", {IdArray(ids)});
-    for (int i = 0; i < r.size(); ++i) {
-      int64_t id = r.Int(i, 0);
+    sql_->BulkDelete(m.qualified, ids);
+    for (int64_t id : ids) {
       RemoveLive(t, id);
       txn.push_back(Event{'d', id, 0, id, t});
     }
@@ -396,15 +339,6 @@ std::string Workload::BigValue() {
   std::string s(len, ' ');
   for (char& c : s) c = kChars[rng_() % 62];
   return s;
-}
-
-std::string Workload::IdArray(const std::vector<int64_t>& ids) {
-  std::string s = "{";
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(ids[i]);
-  }
-  return s + "}";
 }
 
 }  // namespace faucet::torture

@@ -1,11 +1,13 @@
-// The torture workload: one writer thread with its own libpq connection that changes the source
+// The torture workload: one writer thread with its own connection that changes the source
 // tables continuously (inserts, updates with and without TOAST-sized values, primary-key
 // changes, deletes; single-row, small and 10,000-row transactions; some rolled back) and keeps
-// an exact log of what it committed.
+// an exact log of what it committed. The choices are made here; the SQL that carries them out is
+// the source's dialect (source_sql.h: Postgres, or MariaDB for the mysql-cdc run).
 //
-// Every change is identifiable: ids come from one sequence shared by every table and are never
-// reused (a primary-key change moves the row to a fresh id), and `version` starts at 1 and is
-// incremented by every update, so (op, id, version) names one committed change.
+// Every change is identifiable: ids come from one sequence shared by every table (MariaDB: a
+// counter of the writer) and are never reused (a primary-key change moves the row to a fresh id),
+// and `version` starts at 1 and is incremented by every update, so (op, id, version) names one
+// committed change.
 //
 // With several tables (the multi-table mirror), every operation picks a table: about half the
 // small transactions of 2+ operations touch several tables, and about half the 10,000-row
@@ -22,6 +24,7 @@
 
 #include "core/mutex.h"
 #include "pg_client.h"
+#include "source_sql.h"
 
 namespace faucet::torture {
 
@@ -36,13 +39,14 @@ struct Event {
 };
 
 struct WorkloadOptions {
-  std::string url;  // the source database
-  std::string schema = "public";
+  SourceKind source = SourceKind::kPostgres;
+  std::string url;                // the source database
+  std::string schema = "public";  // MariaDB: the URL's database
   // <schema>.<table> each: id int8 PK, version int8, small text, big text. One table: the
   // single-table mirror; several: `schema` is created and published FOR TABLES IN SCHEMA.
   std::vector<std::string> tables;
-  std::string sequence;  // in `schema`, shared by every table
-  std::string slot;      // the writer starts once this slot has a confirmed position
+  std::string sequence;  // Postgres: in `schema`, shared by every table
+  std::string slot;      // Postgres: the writer starts once this slot has a confirmed position
   uint64_t seed = 1;
   double rate = 1000;        // changes per second in small transactions
   double bulk_every_s = 10;  // plus a 10,000-row transaction about this often
@@ -57,17 +61,18 @@ class Workload {
   explicit Workload(WorkloadOptions options);
   ~Workload();
 
-  // Creates the source tables (and their schema when there are several), the sequence and
-  // `publication`, and inserts `rows` rows in each (a tenth with TOAST-sized values), before
-  // the mirror starts: the snapshot's share. Small transactions keep each table between about
-  // 0.4 x and 6 x `rows` rows.
+  // Creates the source tables (and their schema when there are several) and, for Postgres, the
+  // sequence and `publication`, and inserts `rows` rows in each (a tenth with TOAST-sized values),
+  // before the mirror starts: the snapshot's share. Small transactions keep each table between
+  // about 0.4 x and 6 x `rows` rows.
   void CreateSource(const std::string& publication, int rows);
   // Drops what CreateSource made.
   void DropSource(const std::string& publication);
   // "<schema>.<table>" of table `index`.
   const std::string& Qualified(int index) const { return models_.at(index).qualified; }
-  // Starts the writer thread. It waits until the slot exists with a confirmed position, so
-  // that every change it commits comes after the mirror's captured position P.
+  // Starts the writer thread. Postgres: it waits until the slot exists with a confirmed
+  // position, so that every change it commits comes after the mirror's captured position P
+  // (SourceSql::WaitUntilCaptured).
   void Start();
   // Stops the writer after its current transaction and joins it.
   void Stop();
@@ -90,7 +95,6 @@ class Workload {
 
  private:
   void Run();
-  void WaitForSlot();
   void SmallTransaction(int ops);
   void RolledBackTransaction();
   void BulkTransaction();
@@ -116,14 +120,14 @@ class Workload {
   int64_t PickId(int t);
   void AddLive(int t, int64_t id, int64_t version);
   void RemoveLive(int t, int64_t id);
-  std::string NextVal() const;
+  std::vector<std::string> Qualified() const;
   std::string SmallValue();
   std::string BigValue();
   Param SmallParam();
-  std::string IdArray(const std::vector<int64_t>& ids);
 
   const WorkloadOptions o_;
-  std::unique_ptr<PgConn> conn_;
+  // Used by the calling thread until Start, then by the writer thread only, until Stop.
+  std::unique_ptr<SourceSql> sql_;
   std::mt19937_64 rng_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
@@ -135,7 +139,6 @@ class Workload {
 
   std::vector<TableModel> models_;  // one per table
   std::vector<Event> committed_;
-  std::string sequence_;                       // qualified
   size_t min_rows_ = 2000, max_rows_ = 30000;  // per table, for the small transactions
   int bulk_kind_ = 0;
   int64_t bulk_changes_ = 0;

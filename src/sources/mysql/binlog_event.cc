@@ -123,23 +123,6 @@ constexpr uint8_t kChecksumUndefined = 255;
 
 std::string Name(uint8_t type) { return EventTypeName(type); }
 
-bool IsNumericType(uint8_t t) {
-  switch (t) {
-    case kTypeTiny:
-    case kTypeShort:
-    case kTypeInt24:
-    case kTypeLong:
-    case kTypeLongLong:
-    case kTypeFloat:
-    case kTypeDouble:
-    case kTypeDecimal:
-    case kTypeNewDecimal:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // STRING's metadata carries its real type (CHAR, ENUM or SET) in its high byte, with two bits
 // of the length folded into it for CHAR columns longer than 255 bytes.
 uint8_t RealType(const ColumnDef& c) {
@@ -153,20 +136,7 @@ bool IsEnumOrSet(const ColumnDef& c) {
   return t == kTypeEnum || t == kTypeSet;
 }
 
-bool IsCharacterType(const ColumnDef& c) {
-  switch (RealType(c)) {
-    case kTypeString:  // CHAR and BINARY
-    case kTypeVarString:
-    case kTypeVarchar:
-    case kTypeTinyBlob:
-    case kTypeMediumBlob:
-    case kTypeLongBlob:
-    case kTypeBlob:
-      return true;
-    default:
-      return false;
-  }
-}
+bool IsCharacterType(const ColumnDef& c) { return IsCharacter(RealType(c)); }
 
 // The per-column metadata block of a table map: how many bytes each type has and how they
 // make one number (ColumnDef::meta).
@@ -236,7 +206,7 @@ std::vector<size_t> Subset(const std::vector<ColumnDef>& columns, Pick pick) {
 // SIGNEDNESS: one bit per numeric column, most significant bit first; set = unsigned.
 Status ReadSignedness(Reader& r, std::vector<ColumnDef>& columns) {
   const std::vector<size_t> numeric =
-      Subset(columns, [](const ColumnDef& c) { return IsNumericType(c.type); });
+      Subset(columns, [](const ColumnDef& c) { return IsNumeric(c.type); });
   ASSIGN_OR_RETURN(std::string_view bits, r.Bytes((numeric.size() + 7) / 8, "SIGNEDNESS"));
   for (size_t k = 0; k < numeric.size(); ++k) {
     columns[numeric[k]].is_unsigned = (static_cast<uint8_t>(bits[k / 8]) >> (7 - k % 8)) & 1;

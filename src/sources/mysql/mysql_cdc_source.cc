@@ -39,22 +39,6 @@ std::vector<std::string> MembersOf(const std::string& column_type) {
   return out;
 }
 
-bool IsNumeric(uint8_t type) {
-  switch (type) {
-    case kTypeTiny:
-    case kTypeShort:
-    case kTypeInt24:
-    case kTypeLong:
-    case kTypeLongLong:
-    case kTypeFloat:
-    case kTypeDouble:
-    case kTypeNewDecimal:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 MysqlCdcSource::MysqlCdcSource(MysqlCdcConfig config)
@@ -331,6 +315,8 @@ Result<std::shared_ptr<const StreamTable>> MysqlCdcSource::Resolve(TableMap map)
   relation->id = static_cast<uint32_t>(map.table_id);
   relation->schema = map.database;
   relation->name = map.table;
+  const std::string& file = stream_->position().file;
+  relation->binlog_base = file.substr(0, file.rfind('.'));
   for (size_t i = 0; i < map.columns.size(); ++i) {
     Column col;
     col.name = map.columns[i].name.value_or("col_" + std::to_string(i));

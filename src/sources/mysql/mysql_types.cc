@@ -51,4 +51,36 @@ ValueType ValueTypeOf(uint8_t type, bool binary, uint32_t bits) {
   }
 }
 
+bool IsNumeric(uint8_t type) {
+  switch (type) {
+    case kTypeTiny:
+    case kTypeShort:
+    case kTypeInt24:
+    case kTypeLong:
+    case kTypeLongLong:
+    case kTypeFloat:
+    case kTypeDouble:
+    case kTypeDecimal:
+    case kTypeNewDecimal:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsCharacter(uint8_t type) {
+  switch (type) {
+    case kTypeString:
+    case kTypeVarString:
+    case kTypeVarchar:
+    case kTypeTinyBlob:
+    case kTypeMediumBlob:
+    case kTypeLongBlob:
+    case kTypeBlob:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace faucet::mysql

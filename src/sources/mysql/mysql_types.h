@@ -82,4 +82,9 @@ inline constexpr uint32_t kBinaryCollation = 63;
 // column (1 makes it kBool).
 ValueType ValueTypeOf(uint8_t type, bool binary, uint32_t bits);
 
+// Integer, FLOAT/DOUBLE and DECIMAL types: those with a signedness in a table map.
+bool IsNumeric(uint8_t type);
+// CHAR/BINARY, VARCHAR/VARBINARY, TEXT/BLOB (real types): those with a charset in a table map.
+bool IsCharacter(uint8_t type);
+
 }  // namespace faucet::mysql

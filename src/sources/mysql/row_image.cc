@@ -593,21 +593,6 @@ Result<Converter> IconvConverter(const std::string& name, uint32_t collation) {
 
 constexpr uint32_t kUtf8mb4GeneralCi = 45;
 
-bool IsCharacter(uint8_t type) {
-  switch (type) {
-    case kTypeVarchar:
-    case kTypeVarString:
-    case kTypeString:
-    case kTypeTinyBlob:
-    case kTypeMediumBlob:
-    case kTypeLongBlob:
-    case kTypeBlob:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string ColumnName(const TableMap& map, size_t i) {
   std::string s = map.database + "." + map.table + " column " + std::to_string(i);
   if (map.columns[i].name) s += " (" + *map.columns[i].name + ")";
