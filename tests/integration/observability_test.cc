@@ -169,8 +169,10 @@ TEST_F(ObservabilityTest, AMirrorServesTheLagLadderItsLiveStatusAndNoPassword) {
   ASSERT_TRUE(testing::WaitFor(
       [&] {
         metrics = Metrics();
+        // The byte lags come from a periodic read of the server's log: wait for one too.
         return SeriesValue(metrics, "faucet_changes_total{" + a + ",op=\"insert\"}") >= 10 &&
-               SeriesValue(metrics, "faucet_lag_seconds{" + a + ",stage=\"persisted\"}") == 0;
+               SeriesValue(metrics, "faucet_lag_seconds{" + a + ",stage=\"persisted\"}") == 0 &&
+               SeriesValue(metrics, "faucet_lag_bytes{" + a + ",stage=\"received\"}") >= 0;
       },
       30s, "the 10 inserts to be counted and persisted", 200ms))
       << metrics;
