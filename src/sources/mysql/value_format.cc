@@ -12,8 +12,9 @@ void AppendPadded(std::string& out, uint32_t v, int width) {
   char buf[16];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   (void)ec;  // 16 bytes hold any uint32_t
-  for (int n = static_cast<int>(end - buf); n < width; ++n) out += '0';
-  out.append(buf, end);
+  const auto digits = static_cast<size_t>(end - buf);
+  if (digits < static_cast<size_t>(width)) out.append(static_cast<size_t>(width) - digits, '0');
+  out.append(buf, digits);  // (pointer, length): the iterator-pair overload goes through replace
 }
 
 template <typename T>
@@ -21,7 +22,7 @@ void AppendChars(std::string& out, T v) {
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   (void)ec;  // 64 bytes hold the shortest form of any float, double or 64-bit integer
-  out.append(buf, end);
+  out.append(buf, static_cast<size_t>(end - buf));
 }
 
 void AppendClock(std::string& out, const TemporalParts& t, uint32_t fsp) {
