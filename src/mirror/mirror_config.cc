@@ -115,7 +115,7 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
     if (!cdc.routes_tables) {
       return doc.source.spec.Error("type",
                                    "a multi-table mirror needs a CDC source that routes records "
-                                   "to tables (postgres-cdc); got '" +
+                                   "to tables (postgres-cdc, mysql-cdc); got '" +
                                        doc.source.type + "'");
     }
     if (!reader->Capabilities().discovers_tables) {

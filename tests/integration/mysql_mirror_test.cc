@@ -1,17 +1,22 @@
 // `faucet mirror` from MariaDB, as a user runs it: a source table changing (inserts, updates,
 // deletes, key changes, multi-row transactions) while the mirror snapshots it inside a
 // consistent snapshot and then streams its binlog from exactly that snapshot's position, with
-// SIGKILLs during the snapshot and during the stream; at the end each destination (Postgres,
-// MariaDB, SQLite) equals the source by aggregates the databases compute themselves.
+// SIGKILLs during the snapshot and during the stream; then a database's tables over one stream
+// (mirror.tables). At the end each destination (Postgres, MariaDB, SQLite) equals the source
+// by aggregates the databases compute themselves.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <random>
 #include <thread>
 
 #include "clients/mysql/connection.h"
+#include "core/crash_point.h"
+#include "mirror/table_states.h"
+#include "state/file_state_store.h"
 #include "testing/process.h"
 #include "testing/services.h"
 #include "testing/sql_destination.h"
@@ -33,55 +38,95 @@ class MysqlMirrorTest : public ::testing::TestWithParam<SqlDest> {
     Result<MysqlUrl> parts = ParseMysqlUrl(url_);
     ASSERT_OK(parts);
     endpoint_ = {url_, *parts, {}};
-    table_ = testing::UniqueName("mymirror");
-    dest_table_ = table_ + "_d";
+    prefix_ = testing::UniqueName("mymirror");
     dir_ = testing::TempDir("mymirror");
     Result<mysql::ConnPtr> conn = mysql::Connect(endpoint_, "test");
     ASSERT_OK(conn);
     src_ = std::move(*conn);
-    Exec("CREATE TABLE " + table_ + " (id BIGINT PRIMARY KEY, v VARCHAR(100), n BIGINT NOT NULL)");
-    Exec("INSERT INTO " + table_ + " SELECT seq, CONCAT('v', seq), seq FROM seq_1_to_" +
-         std::to_string(kRows));
-    next_id_ = kRows + 1;
-    dest_ = std::make_unique<testing::SqlDestination>(GetParam(), table_, dir_);
-    dest_->Query("CREATE TABLE " + dest_table_ +
-                 " (id BIGINT PRIMARY KEY, v VARCHAR(100), n BIGINT)");
-    WriteConfig();
+    dest_ = std::make_unique<testing::SqlDestination>(GetParam(), prefix_, dir_);
   }
   void TearDown() override {
     mirror_.reset();
     StopWriter();
-    Exec("DROP TABLE IF EXISTS " + table_);
-    if (GetParam() == SqlDest::kMysql) dest_->Query("DROP TABLE IF EXISTS " + dest_table_);
+    for (const std::string& table : tables_) {
+      Exec("DROP TABLE IF EXISTS " + table);
+      if (GetParam() == SqlDest::kMysql) dest_->Query("DROP TABLE IF EXISTS " + table + "_d");
+    }
   }
 
   void Exec(const std::string& sql) { EXPECT_OK(mysql::Exec(src_.get(), sql, sql)); }
 
-  void WriteConfig() {
-    const uint32_t server_id =
-        1000 + std::hash<std::string>()(testing::UniqueName("server_id")) % 4'000'000'000u;
-    config_ = dir_ + "/mirror.yaml";
-    std::ofstream(config_)
-        << "version: 1\nname: " << table_ << "\npipeline:\n"
-        << "  source: {type: mysql-cdc, config: {connection_url: '" << url_
-        << "', server_id: " << server_id << ", include_tables: [" << endpoint_.parts.database << "."
-        << table_ << "], idle_timeout: 2}}\n"
-        << "  transforms: [{type: cdc_unwrap}]\n"
-        << "  sink: "
-        << dest_->SinkYaml(dest_table_,
-                           ", column_mapping: auto_map, write_mode: upsert, key: [id], "
-                           "delete_marker: {field: __op, values: [d]}")
-        << "\n"
-        << "  state: {type: file, config: {path: '" << dir_ << "/state'}}\n"
-        << "mirror: {mode: snapshot_then_cdc, continuous: true, snapshot: {source: {type: "
-           "mysql, config: {connection_url: '"
-        << url_ << "', query: 'SELECT * FROM " << table_ << "'}}}}\n";
+  // A source table `table` of `rows` rows with primary key `key`, and its empty destination
+  // table `table`_d. Changed by the writer when `written`.
+  void CreateTable(const std::string& table, int rows, const std::string& key = "id",
+                   bool written = true) {
+    const std::string columns = "id BIGINT, v VARCHAR(100), n BIGINT NOT NULL, PRIMARY KEY (";
+    Exec("CREATE TABLE " + table + " (" + columns + key + "))");
+    Exec("INSERT INTO " + table + " SELECT seq, CONCAT('v', seq), seq FROM seq_1_to_" +
+         std::to_string(rows));
+    dest_->Query("CREATE TABLE " + table + "_d (" + columns + key + "))");
+    tables_.push_back(table);
+    if (written) written_.push_back(table);
+    next_id_ = std::max<int64_t>(next_id_, rows + 1);
   }
 
-  void StartMirror() {
+  std::string ServerId() {
+    return std::to_string(1000 + std::hash<std::string>()(testing::UniqueName("server_id")) %
+                                     4'000'000'000u);
+  }
+
+  // The pipeline, streaming `streamed` (db.table names) and ending in `sink`, and its state.
+  std::string PipelineYaml(const std::vector<std::string>& streamed, const std::string& sink) {
+    std::string include;
+    for (const std::string& t : streamed) {
+      include += (include.empty() ? "" : ", ") + endpoint_.parts.database + "." + t;
+    }
+    return "version: 1\nname: " + prefix_ + "\npipeline:\n" +
+           "  source: {type: mysql-cdc, config: {connection_url: '" + url_ +
+           "', server_id: " + ServerId() + ", include_tables: [" + include +
+           "], idle_timeout: 2}}\n" + "  transforms: [{type: cdc_unwrap}]\n" + "  sink: " + sink +
+           "\n" + "  state: {type: file, config: {path: '" + dir_ + "/state'}}\n";
+  }
+
+  // One table (the first).
+  void WriteConfig() {
+    const std::string& table = tables_.front();
+    config_ = dir_ + "/mirror.yaml";
+    std::ofstream(config_) << PipelineYaml({table},
+                                           dest_->SinkYaml(table + "_d",
+                                                           ", column_mapping: auto_map, "
+                                                           "write_mode: upsert, key: [id], "
+                                                           "delete_marker: {field: __op, values: "
+                                                           "[d]}"))
+                           << "mirror: {mode: snapshot_then_cdc, continuous: true, snapshot: "
+                              "{source: {type: mysql, config: {connection_url: '"
+                           << url_ << "', query: 'SELECT * FROM " << table << "'}}}}\n";
+  }
+
+  // Every table (mirror.tables), each into its `_d` table; the stream carries `streamed`.
+  void WriteTablesConfig(const std::vector<std::string>& streamed) {
+    std::string include;
+    for (const std::string& t : tables_) {
+      include += (include.empty() ? "" : ", ") + endpoint_.parts.database + "." + t;
+    }
+    config_ = dir_ + "/mirror.yaml";
+    std::ofstream(config_) << PipelineYaml(streamed,
+                                           dest_->SinkYaml("unused",
+                                                           ", column_mapping: auto_map, "
+                                                           "delete_marker: {field: __op, values: "
+                                                           "[d]}"))
+                           << "mirror:\n  mode: snapshot_then_cdc\n  continuous: true\n"
+                           << "  snapshot: {concurrency: 2, source: {type: mysql, config: "
+                              "{connection_url: '"
+                           << url_ << "', query: 'SELECT 1'}}}\n"
+                           << "  tables: {include: [" << include
+                           << "], destination: {table_name: '{table_name}_d'}}\n";
+  }
+
+  void StartMirror(const std::string& crash_at = "") {
     mirror_ = std::make_unique<testing::Process>(
         std::vector<std::string>{FAUCET_BINARY, "mirror", config_},
-        std::map<std::string, std::string>{});
+        std::map<std::string, std::string>{{"FAUCET_CRASH_AT", crash_at}});
   }
   testing::ProcessResult StopMirror(int sig) {
     mirror_->Kill(sig);
@@ -90,7 +135,7 @@ class MysqlMirrorTest : public ::testing::TestWithParam<SqlDest> {
     return r;
   }
 
-  // Changes the source until told to stop, on its own connection.
+  // Changes the written tables until told to stop, on its own connection.
   void StartWriter() {
     writer_ = std::thread([this] {
       Result<mysql::ConnPtr> conn = mysql::Connect(endpoint_, "writer");
@@ -100,7 +145,7 @@ class MysqlMirrorTest : public ::testing::TestWithParam<SqlDest> {
       std::mt19937 rng(7);
       while (!writer_stop_) {
         const int64_t id = 1 + rng() % (next_id_ - 1);
-        const std::string t = table_;
+        const std::string& t = written_[rng() % written_.size()];
         switch (rng() % 6) {
           case 0:  // a 100-row transaction
             exec("INSERT INTO " + t + " SELECT seq, 'new', seq FROM seq_" +
@@ -149,22 +194,47 @@ class MysqlMirrorTest : public ::testing::TestWithParam<SqlDest> {
     }
     return "SELECT " + (mysql_dialect ? "CONCAT(" + sql + ")" : sql) + " FROM " + table;
   }
-  std::string SourceSummary() {
-    Result<mysql::Rows> rows = mysql::Fetch(src_.get(), SummarySql(table_, true), "summary");
+  std::string SourceSummary(const std::string& table) {
+    Result<mysql::Rows> rows = mysql::Fetch(src_.get(), SummarySql(table, true), "summary");
     EXPECT_OK(rows);
     return rows.ok() && !rows->empty() ? (*rows)[0][0].value_or("") : "";
   }
-  std::string DestSummary() {
-    return dest_->Query(SummarySql(dest_table_, GetParam() == SqlDest::kMysql));
+  std::string DestSummary(const std::string& table) {
+    return dest_->Query(SummarySql(table + "_d", GetParam() == SqlDest::kMysql));
   }
-  int64_t DestCount() {
-    const std::string n = dest_->Query("SELECT count(*) FROM " + dest_table_);
+  int64_t DestCount(const std::string& table) {
+    const std::string n = dest_->Query("SELECT count(*) FROM " + table + "_d");
     return n.empty() ? 0 : std::stoll(n);
   }
+  // Each table's destination equals its source, once the stream caught up.
+  void ExpectConverges(const std::vector<std::string>& tables) {
+    for (const std::string& table : tables) {
+      const std::string want = SourceSummary(table);
+      std::string got;
+      EXPECT_TRUE(testing::WaitFor([&] { return (got = DestSummary(table)) == want; }, 60s,
+                                   "the destination to equal the source", 500ms))
+          << table << ": source " << want << ", destination " << got
+          << " (count/sum id/sum n/sum id*len)";
+    }
+  }
 
-  std::string url_, table_, dest_table_, dir_, config_;
+  // The multi-table mirror's marker, by "db.table".
+  std::map<std::string, mirror::TableState> MarkerTables() {
+    FileStateStore state(PosixFileSystem(), dir_ + "/state");
+    Result<std::optional<Json>> stored = state.Get(prefix_ + "::__replication__");
+    if (!stored.ok() || !*stored) return {};
+    Result<mirror::Marker> marker = mirror::Marker::FromJson(**stored, "marker");
+    return marker.ok() ? marker->tables : std::map<std::string, mirror::TableState>{};
+  }
+  std::string Qualified(const std::string& table) const {
+    return endpoint_.parts.database + "." + table;
+  }
+
+  std::string url_, prefix_, dir_, config_;
   mysql::Endpoint endpoint_;
   mysql::ConnPtr src_;
+  std::vector<std::string> tables_;   // created (and dropped at the end)
+  std::vector<std::string> written_;  // changed by the writer
   std::unique_ptr<testing::SqlDestination> dest_;
   std::unique_ptr<testing::Process> mirror_;
   std::thread writer_;
@@ -174,16 +244,20 @@ class MysqlMirrorTest : public ::testing::TestWithParam<SqlDest> {
 };
 
 TEST_P(MysqlMirrorTest, SigkillsDuringTheSnapshotAndTheStreamLoseNothing) {
+  const std::string table = prefix_;
+  CreateTable(table, kRows);
+  WriteConfig();
   StartWriter();
   StartMirror();
   // During the snapshot (SQLite and MariaDB show rows as they load; a Postgres COPY does not
   // until it commits, so there the kill may land before or after it).
-  ASSERT_TRUE(testing::WaitFor([&] { return DestCount() > 0 || GetParam() == SqlDest::kPostgres; },
-                               60s, "the snapshot to write rows"));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return DestCount(table) > 0 || GetParam() == SqlDest::kPostgres; },
+                       60s, "the snapshot to write rows"));
   std::this_thread::sleep_for(200ms);
   StopMirror(SIGKILL);
   StartMirror();
-  ASSERT_TRUE(testing::WaitFor([&] { return DestCount() >= kRows / 2; }, 60s,
+  ASSERT_TRUE(testing::WaitFor([&] { return DestCount(table) >= kRows / 2; }, 60s,
                                "the snapshot to be written"));
   // Then during the stream, twice.
   for (int i = 0; i < 2; ++i) {
@@ -194,12 +268,54 @@ TEST_P(MysqlMirrorTest, SigkillsDuringTheSnapshotAndTheStreamLoseNothing) {
   }
   std::this_thread::sleep_for(1s);
   StopWriter();
-  const std::string want = SourceSummary();
-  std::string got;
-  EXPECT_TRUE(testing::WaitFor([&] { return (got = DestSummary()) == want; }, 60s,
-                               "the destination to equal the source", 500ms))
-      << "source " << want << ", destination " << got << " (count/sum id/sum n/sum id*len)";
+  ExpectConverges({table});
   EXPECT_GT(changes_.load(), 200);
+}
+
+// A database's tables over one binlog stream (mirror.tables): three tables (one keyed by two
+// columns, so the writer's updates of n change keys) read one after another inside the one
+// consistent snapshot while they change, a crash at a snapshot page, a SIGKILL mid-stream; a
+// fourth table the mysql-cdc source does not stream is refused with the reason. Every
+// destination table equals its source.
+TEST_P(MysqlMirrorTest, ManyTablesOverOneStream) {
+  const std::vector<std::string> streamed = {prefix_ + "_a", prefix_ + "_b", prefix_ + "_c"};
+  CreateTable(streamed[0], 5000);
+  CreateTable(streamed[1], 4000, "id, n");
+  CreateTable(streamed[2], 3000);
+  CreateTable(prefix_ + "_x", 10, "id", /*written=*/false);
+  WriteTablesConfig(streamed);
+  StartWriter();
+  // 12 pages of 1000 rows in all: dies in the middle of the snapshots.
+  StartMirror("mirror.table_snapshot_page:6");
+  testing::ProcessResult crashed = mirror_->Wait();
+  mirror_.reset();
+  ASSERT_EQ(crashed.exit_code, kCrashExitCode) << crashed.output;
+
+  StartMirror();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto tables = MarkerTables();
+        for (const std::string& t : streamed) {
+          auto it = tables.find(Qualified(t));
+          if (it == tables.end() || it->second.phase != mirror::TablePhase::kActive) return false;
+        }
+        return true;
+      },
+      90s, "every streamed table to be active"))
+      << mirror_->Output();
+  const int64_t before = changes_;
+  ASSERT_TRUE(testing::WaitFor([&] { return changes_ > before + 100; }, 30s, "more changes"));
+  StopMirror(SIGKILL);
+  StartMirror();
+  std::this_thread::sleep_for(1s);
+  StopWriter();
+  ExpectConverges(streamed);
+
+  const mirror::TableState refused = MarkerTables()[Qualified(prefix_ + "_x")];
+  EXPECT_EQ(refused.phase, mirror::TablePhase::kRefused);
+  EXPECT_NE(refused.last_error.find("include_tables"), std::string::npos) << refused.last_error;
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 // The reference system's mysql_cdc_to_jsonl.yaml, its keys unchanged (only the URL and the

@@ -240,6 +240,20 @@ std::optional<Position> MysqlCdcSource::ChangePosition(const Change& change) con
   return Position{{change.commit_position >> 32, change.commit_position & 0xffffffffULL}};
 }
 
+Result<std::map<std::string, std::string>> MysqlCdcSource::TablesNotStreamed(
+    const std::vector<std::string>& tables) const {
+  std::map<std::string, std::string> out;
+  for (const std::string& name : tables) {
+    const size_t dot = name.find('.');
+    if (dot == std::string::npos || !config_.Streams(name.substr(0, dot), name.substr(dot + 1))) {
+      out[name] =
+          "not streamed by the mysql-cdc source: add it to include_tables (or take it out of "
+          "exclude_tables)";
+    }
+  }
+  return out;
+}
+
 LogStatus MysqlCdcSource::ReadLogStatus() const {
   LogStatus status;
   Result<ConnPtr> conn = Connect(config_.endpoint, who_);

@@ -65,6 +65,10 @@ class MysqlCdcSource final : public Source {
   Result<Position> PositionOf(const Bookmark& bookmark) const override;
   // {file number, offset of the transaction's first event} (binlog_stream.h).
   std::optional<Position> ChangePosition(const Change& change) const override;
+  // The tables ("db.table") that include_tables / exclude_tables leave out of the stream. No
+  // I/O: a row-based binlog carries every other table's changes in full.
+  Result<std::map<std::string, std::string>> TablesNotStreamed(
+      const std::vector<std::string>& tables) const override;
   // head: the server's binlog end.
   LogStatus ReadLogStatus() const override;
 

@@ -5,11 +5,12 @@
 // every change the snapshot does not see, and none it does.
 //
 // A MySQL/MariaDB snapshot cannot be shared with other sessions: the query source reads
-// inside it on this object's own connection (MysqlQuerySource::ReadInSnapshot), one reader at
-// a time.
+// inside it on this object's own connection (MysqlQuerySource::ReadInSnapshot), and readers
+// take turns on it (Lease): a multi-table mirror's tables are read one after another.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -33,12 +34,16 @@ class MysqlSnapshot final : public ConsistentSnapshot {
   // The binlog position of the snapshot's moment; nullopt when the server does not say
   // (MySQL), in which case no exact cut is possible.
   const std::optional<BinlogPosition>& position() const { return position_; }
+  // The session for one read: held from the read's start to its end, while other readers
+  // wait. Callable from any thread.
+  std::unique_lock<std::mutex> Lease() const { return std::unique_lock<std::mutex>(readers_); }
 
  private:
   MysqlSnapshot() = default;
   ConnPtr conn_;
   std::optional<BinlogPosition> position_;
   std::string id_;
+  mutable std::mutex readers_;  // held by the reader of conn_ (Lease)
 };
 
 }  // namespace faucet::mysql

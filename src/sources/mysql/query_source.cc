@@ -7,9 +7,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "core/redact.h"
-#include "sources/mysql/mysql_snapshot.h"
+#include "core/text.h"
 #include "sources/mysql/mysql_types.h"
 #include "sources/mysql/value_format.h"
 
@@ -116,6 +117,7 @@ SourceCapabilities MysqlQuerySource::Capabilities() const {
   SourceCapabilities caps;
   caps.one_shot = true;
   caps.reads_snapshots = true;
+  caps.discovers_tables = true;
   return caps;
 }
 
@@ -124,7 +126,7 @@ Status MysqlQuerySource::ReadInSnapshot(const ConsistentSnapshot& snapshot) {
   if (mine == nullptr) {
     return FailedPrecondition("mysql: cannot read inside a snapshot of another kind of source");
   }
-  snapshot_ = mine->conn();
+  snapshot_ = mine;
   return Status::Ok();
 }
 
@@ -140,8 +142,10 @@ Status MysqlQuerySource::Open(const std::optional<Bookmark>&) {
   if (stmt_ != nullptr || done_) return Internal("mysql query source opened twice");
   if (snapshot_ == nullptr) {
     ASSIGN_OR_RETURN(conn_, Connect(config_.endpoint, "mysql"));
+  } else {
+    lease_ = snapshot_->Lease();
   }
-  stmt_.reset(mysql_stmt_init(snapshot_ != nullptr ? snapshot_ : conn_.get()));
+  stmt_.reset(mysql_stmt_init(snapshot_ != nullptr ? snapshot_->conn() : conn_.get()));
   if (stmt_ == nullptr) return Internal("mysql query source: out of memory");
   if (mysql_stmt_prepare(stmt_.get(), query_.data(), query_.size()) != 0) {
     return QueryError("query");
@@ -495,6 +499,7 @@ void MysqlQuerySource::Close() {
   done_ = true;
   stmt_.reset();
   conn_.reset();
+  if (lease_.owns_lock()) lease_.unlock();
 }
 
 std::optional<int64_t> MysqlQuerySource::EstimateRows() const {
@@ -520,6 +525,43 @@ std::optional<int64_t> MysqlQuerySource::EstimateRows() const {
   }
   if (!rows) return std::nullopt;
   return static_cast<int64_t>(std::llround(*rows * filtered / 100));
+}
+
+Result<std::vector<DiscoveredTable>> MysqlQuerySource::DiscoverTables() const {
+  const std::string who = "mysql: discovering tables";
+  ASSIGN_OR_RETURN(ConnPtr conn, Connect(config_.endpoint, "mysql"));
+  MYSQL* c = conn.get();
+  const std::string where = " = " + Literal(c, config_.endpoint.parts.database);
+  ASSIGN_OR_RETURN(Rows tables, Fetch(c,
+                                      "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM "
+                                      "information_schema.TABLES WHERE TABLE_TYPE IN ('BASE "
+                                      "TABLE', 'SYSTEM VERSIONED') AND TABLE_SCHEMA" +
+                                          where + " ORDER BY TABLE_SCHEMA, TABLE_NAME",
+                                      who));
+  ASSIGN_OR_RETURN(Rows keys, Fetch(c,
+                                    "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM "
+                                    "information_schema.STATISTICS WHERE INDEX_NAME = 'PRIMARY' "
+                                    "AND TABLE_SCHEMA" +
+                                        where + " ORDER BY TABLE_SCHEMA, TABLE_NAME, SEQ_IN_INDEX",
+                                    who + "' keys"));
+  std::map<std::string, std::vector<std::string>> key_of;
+  for (const auto& r : keys) {
+    if (r[0] && r[1] && r[2]) key_of[*r[0] + "." + *r[1]].push_back(*r[2]);
+  }
+  std::vector<DiscoveredTable> out;
+  for (const auto& r : tables) {
+    if (!r[0] || !r[1]) continue;
+    DiscoveredTable t;
+    t.schema = *r[0];
+    t.table = *r[1];
+    t.name = t.schema + "." + t.table;
+    if (auto k = key_of.find(t.name); k != key_of.end()) t.key = std::move(k->second);
+    if (r[2]) t.estimated_rows = std::stoll(*r[2]);
+    t.read_patch["query"] =
+        "SELECT * FROM " + QuoteIdentifier(t.schema, '`') + "." + QuoteIdentifier(t.table, '`');
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace mysql

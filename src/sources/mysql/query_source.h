@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "config/block.h"
 #include "core/source.h"
 #include "sources/mysql/mysql_config.h"
+#include "sources/mysql/mysql_snapshot.h"
 
 namespace faucet {
 
@@ -41,10 +43,12 @@ class MysqlQuerySource final : public Source {
 
   // one_shot: pages carry no bookmark, `faucet run` writes the read as one bulk load.
   // reads_snapshots: a mirror's snapshot reads inside mysql-cdc's consistent snapshot.
+  // discovers_tables: a multi-table mirror's tables.
   SourceCapabilities Capabilities() const override;
   // Makes Open read on `snapshot`'s session (a MysqlSnapshot: a MySQL snapshot cannot be
-  // shared with another session), which must outlive the read. kFailedPrecondition for a
-  // snapshot of another kind of source.
+  // shared with another session), which must outlive the read. Open waits for the session
+  // while another source reads on it (MysqlSnapshot::Lease) and holds it until the read ends.
+  // kFailedPrecondition for a snapshot of another kind of source.
   Status ReadInSnapshot(const ConsistentSnapshot& snapshot) override;
 
   // Connects, prepares the query, describes its columns and starts it. `start` is ignored (a
@@ -63,6 +67,10 @@ class MysqlQuerySource final : public Source {
   // `filtered` where the server gives it) when the plan reads one table; nullopt for a plan
   // over several tables, or when the server cannot tell.
   std::optional<int64_t> EstimateRows() const override;
+
+  // The base tables of the URL's database, each read by `SELECT * FROM `db`.`table``, its key the
+  // primary key and its estimate information_schema's TABLE_ROWS. With its own connection.
+  Result<std::vector<DiscoveredTable>> DiscoverTables() const override;
 
   // Null before Open.
   const RelationPtr& relation() const { return relation_; }
@@ -86,9 +94,10 @@ class MysqlQuerySource final : public Source {
   void Close();
 
   const MysqlQueryConfig config_;
-  const std::string query_;    // the configured query without its terminator
-  ConnPtr conn_;               // the read's own connection (null when it reads in a snapshot)
-  MYSQL* snapshot_ = nullptr;  // the session of the snapshot to read in, not owned
+  const std::string query_;  // the configured query without its terminator
+  ConnPtr conn_;             // the read's own connection (null when it reads in a snapshot)
+  const MysqlSnapshot* snapshot_ = nullptr;        // the snapshot to read in, not owned
+  std::unique_lock<std::mutex> lease_;             // its session while this reads (Open to Close)
   std::unique_ptr<MYSQL_STMT, StmtDeleter> stmt_;  // declared after conn_: closed first
   RelationPtr relation_;
   std::vector<ColumnSlot> slots_;
