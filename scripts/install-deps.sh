@@ -19,6 +19,8 @@ packages=(
   # libraries
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev rapidjson-dev nlohmann-json3-dev
   libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # the faucet executable's allocator (src/cli/CMakeLists.txt)
+  libjemalloc-dev
   # tools used by scripts and tests (ps/pkill, fuser/killall, /usr/bin/time)
   procps psmisc time
   # the observability tests' real consumers: a Prometheus server (and promtool), a browser
