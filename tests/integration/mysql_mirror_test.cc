@@ -135,6 +135,14 @@ class MysqlMirrorTest : public ::testing::TestWithParam<SqlDest> {
     return r;
   }
 
+  // Once the writer made 100 more changes: SIGKILL, and start again.
+  void KillAfterMoreChanges() {
+    const int64_t before = changes_;
+    ASSERT_TRUE(testing::WaitFor([&] { return changes_ > before + 100; }, 30s, "more changes"));
+    StopMirror(SIGKILL);
+    StartMirror();
+  }
+
   // Changes the written tables until told to stop, on its own connection.
   void StartWriter() {
     writer_ = std::thread([this] {
@@ -260,12 +268,7 @@ TEST_P(MysqlMirrorTest, SigkillsDuringTheSnapshotAndTheStreamLoseNothing) {
   ASSERT_TRUE(testing::WaitFor([&] { return DestCount(table) >= kRows / 2; }, 60s,
                                "the snapshot to be written"));
   // Then during the stream, twice.
-  for (int i = 0; i < 2; ++i) {
-    const int64_t before = changes_;
-    ASSERT_TRUE(testing::WaitFor([&] { return changes_ > before + 100; }, 30s, "more changes"));
-    StopMirror(SIGKILL);
-    StartMirror();
-  }
+  for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(KillAfterMoreChanges());
   std::this_thread::sleep_for(1s);
   StopWriter();
   ExpectConverges({table});
@@ -303,10 +306,7 @@ TEST_P(MysqlMirrorTest, ManyTablesOverOneStream) {
       },
       90s, "every streamed table to be active"))
       << mirror_->Output();
-  const int64_t before = changes_;
-  ASSERT_TRUE(testing::WaitFor([&] { return changes_ > before + 100; }, 30s, "more changes"));
-  StopMirror(SIGKILL);
-  StartMirror();
+  ASSERT_NO_FATAL_FAILURE(KillAfterMoreChanges());
   std::this_thread::sleep_for(1s);
   StopWriter();
   ExpectConverges(streamed);
