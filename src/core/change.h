@@ -35,7 +35,11 @@ struct Column {
   ValueType type = ValueType::kText;
   uint32_t type_oid = 0;       // the source's own type id (Postgres OID); 0 when none
   int32_t type_modifier = -1;  // Postgres atttypmod; -1 when none
-  bool key = false;            // part of the replica identity / primary key
+  // The declared bound of a source without Postgres OIDs: bits of an integer or float (an
+  // unsigned integer counts one more: it fits a signed one that wide), characters of a
+  // CHAR/VARCHAR; 0 when unbounded, unknown, or given by type_oid/type_modifier instead.
+  uint32_t width = 0;
+  bool key = false;  // part of the replica identity / primary key
 
   bool operator==(const Column&) const = default;
 };
@@ -99,6 +103,14 @@ enum class ChangeOp : uint8_t {
 // One-letter code used in envelopes: c, u, d, r, t.
 char ChangeOpCode(ChangeOp op);
 
+// Where a binlog source's transaction came from, shared by its changes: its GTID (MariaDB
+// "domain-server-seq", MySQL "uuid:n"; "" when the server logged none) and the server_id of
+// the server that wrote it.
+struct SourceTxn {
+  std::string gtid;
+  uint32_t server_id = 0;
+};
+
 struct Change {
   ChangeOp op = ChangeOp::kRead;
   RelationPtr relation;
@@ -107,6 +119,7 @@ struct Change {
   int64_t commit_time_us = 0;    // commit timestamp, microseconds since the Unix epoch; 0 if none
   uint64_t commit_position = 0;  // source position of the commit (Postgres: commit LSN)
   uint32_t ordinal = 0;          // position within the transaction
+  std::shared_ptr<const SourceTxn> txn;  // a binlog source's transaction; null for Postgres
 
   // Approximate heap size, for memory budgets.
   size_t ApproxBytes() const;

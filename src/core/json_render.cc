@@ -487,6 +487,16 @@ void AppendChangeJson(const Change& change, std::string& out) {
     b.Append(std::string_view(head, sizeof head));
     b.Append(text.schema_table);
     b.Append(st.lsn_text);
+    if (change.txn) {
+      b.Append(",\"gtid\":");
+      if (change.txn->gtid.empty()) {
+        WriteNull(b);
+      } else {
+        WriteString(b, change.txn->gtid);
+      }
+      b.Append(",\"server_id\":");
+      WriteInt64(b, change.txn->server_id);
+    }
     b.Append(",\"ts_ms\":");
     if (change.commit_time_us == 0) {
       WriteNull(b);

@@ -22,7 +22,9 @@ namespace faucet {
 // where lsn is the commit position as an Lsn, or for a binlog source (Relation::binlog_base
 // set) {"file":"<base>.NNNNNN","pos":N}, the binlog position where the change's transaction
 // starts, and ts_ms the commit time in milliseconds, null when the source gave none
-// (commit_time_us == 0).
+// (commit_time_us == 0). A binlog source's change (Change::txn set) also carries its
+// transaction's origin after lsn: "gtid":"0-1-42" (null when the server logged none) and
+// "server_id":N.
 //
 // Values, from the source's text form:
 //   - a null cell: null;

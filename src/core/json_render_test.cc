@@ -83,6 +83,24 @@ TEST(AppendChangeJson, ABinlogChangeNamesItsFileAndOffset) {
   EXPECT_NE(Render(c).find(R"("lsn":"C/11D7")"), std::string::npos) << Render(c);
 }
 
+TEST(AppendChangeJson, ABinlogChangeNamesItsTransactionsGtidAndServer) {
+  auto binlog = std::make_shared<Relation>(*Orders());
+  binlog->binlog_base = "binlog";
+  Change c;
+  c.op = ChangeOp::kDelete;
+  c.relation = binlog;
+  c.before = Row{Cell::Value("1"), Cell::Null()};
+  c.commit_position = (uint64_t{1} << 32) | 4;
+  c.txn = std::make_shared<const SourceTxn>(SourceTxn{"0-7-42", 7});
+  EXPECT_NE(Render(c).find(R"("lsn":{"file":"binlog.000001","pos":4},"gtid":"0-7-42",)"
+                           R"("server_id":7,"ts_ms":null)"),
+            std::string::npos)
+      << Render(c);
+  // A server that logs no GTIDs: the gtid is null, the server still named.
+  c.txn = std::make_shared<const SourceTxn>(SourceTxn{"", 7});
+  EXPECT_NE(Render(c).find(R"("gtid":null,"server_id":7,)"), std::string::npos) << Render(c);
+}
+
 TEST(AppendChangeJson, UpdateCarriesBeforeAndAfter) {
   Change c;
   c.op = ChangeOp::kUpdate;

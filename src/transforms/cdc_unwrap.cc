@@ -85,6 +85,7 @@ class CdcUnwrap : public Transform {
     flat.commit_time_us = c.commit_time_us;
     flat.commit_position = c.commit_position;
     flat.ordinal = c.ordinal;
+    flat.txn = c.txn;
     return flat;
   }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "sources/mysql/binlog_stream.h"
 #include "sources/mysql/mysql_cdc_source.h"
@@ -109,6 +111,25 @@ TEST_F(MysqlCdcTest, StreamsEachCommittedChangeWithItsTableAndPosition) {
   EXPECT_EQ(changes[3].op, ChangeOp::kDelete);
   EXPECT_EQ(Text(changes[3].before, 0), "2");
   EXPECT_GT(changes[0].commit_time_us, 0);
+  // Each change names its transaction: the server_id that wrote it and the GTID the server
+  // gave it (MariaDB "domain-server-seq", sequence numbers growing).
+  Result<mysql::Rows> server_id = mysql::Fetch(conn_.get(), "SELECT @@server_id", "server_id");
+  ASSERT_OK(server_id);
+  // (No std::regex here: its first use races with the reader thread's in libstdc++'s
+  // locale cache, which ThreadSanitizer reports.)
+  std::vector<uint64_t> sequences;
+  for (const Change& c : changes) {
+    ASSERT_TRUE(c.txn);
+    EXPECT_EQ(std::to_string(c.txn->server_id), *(*server_id)[0][0]);
+    const std::string& gtid = c.txn->gtid;
+    const size_t first = gtid.find('-'), second = gtid.find('-', first + 1);
+    ASSERT_NE(second, std::string::npos) << gtid;
+    EXPECT_EQ(gtid.substr(first + 1, second - first - 1), *(*server_id)[0][0]) << gtid;
+    sequences.push_back(std::stoull(gtid.substr(second + 1)));
+  }
+  EXPECT_EQ(changes[0].txn, changes[1].txn);  // one INSERT of two rows: one transaction
+  EXPECT_LT(sequences[1], sequences[2]);
+  EXPECT_LT(sequences[2], sequences[3]);
 
   // Every change is covered by the last bookmark and by none before its own transaction's.
   std::optional<Bookmark> last;

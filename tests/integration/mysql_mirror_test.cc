@@ -85,7 +85,8 @@ class MysqlMirrorTest : public ::testing::TestWithParam<SqlDest> {
            "  source: {type: mysql-cdc, config: {connection_url: '" + url_ +
            "', server_id: " + ServerId() + ", include_tables: [" + include +
            "], idle_timeout: 2}}\n" + "  transforms: [{type: cdc_unwrap}]\n" + "  sink: " + sink +
-           "\n" + "  state: {type: file, config: {path: '" + dir_ + "/state'}}\n";
+           "\n" + "  state: {type: file, config: {path: '" + dir_ + "/state'}}\n" +
+           "  schema: {on_drift: " + on_drift_ + "}\n";
   }
 
   // One table (the first).
@@ -239,6 +240,9 @@ class MysqlMirrorTest : public ::testing::TestWithParam<SqlDest> {
   }
 
   std::string url_, prefix_, dir_, config_;
+  // The destination tables are made like the source's, so a drift would be a false one: it
+  // fails the pipeline.
+  std::string on_drift_ = "fail";
   mysql::Endpoint endpoint_;
   mysql::ConnPtr src_;
   std::vector<std::string> tables_;   // created (and dropped at the end)
@@ -261,12 +265,14 @@ TEST_P(MysqlMirrorTest, SigkillsDuringTheSnapshotAndTheStreamLoseNothing) {
   // until it commits, so there the kill may land before or after it).
   ASSERT_TRUE(
       testing::WaitFor([&] { return DestCount(table) > 0 || GetParam() == SqlDest::kPostgres; },
-                       60s, "the snapshot to write rows"));
+                       60s, "the snapshot to write rows"))
+      << mirror_->Output();
   std::this_thread::sleep_for(200ms);
   StopMirror(SIGKILL);
   StartMirror();
   ASSERT_TRUE(testing::WaitFor([&] { return DestCount(table) >= kRows / 2; }, 60s,
-                               "the snapshot to be written"));
+                               "the snapshot to be written"))
+      << mirror_->Output();
   // Then during the stream, twice.
   for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(KillAfterMoreChanges());
   std::this_thread::sleep_for(1s);
@@ -314,6 +320,27 @@ TEST_P(MysqlMirrorTest, ManyTablesOverOneStream) {
   const mirror::TableState refused = MarkerTables()[Qualified(prefix_ + "_x")];
   EXPECT_EQ(refused.phase, mirror::TablePhase::kRefused);
   EXPECT_NE(refused.last_error.find("include_tables"), std::string::npos) << refused.last_error;
+  testing::ProcessResult r = StopMirror(SIGTERM);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// A column added at the source while the mirror streams (on_drift: evolve) is added to the
+// destination with a type that holds its values: BIGINT UNSIGNED's largest exactly, a
+// VARCHAR(3)'s three characters (an emoji is one).
+TEST_P(MysqlMirrorTest, AColumnAddedAtTheSourceIsAddedWhereItsValuesFit) {
+  const std::string table = prefix_;
+  CreateTable(table, 100, "id", /*written=*/false);
+  on_drift_ = "evolve";
+  WriteConfig();
+  StartMirror();
+  ASSERT_TRUE(testing::WaitFor([&] { return DestCount(table) == 100; }, 60s, "the snapshot"))
+      << mirror_->Output();
+  Exec("ALTER TABLE " + table + " ADD COLUMN big BIGINT UNSIGNED, ADD COLUMN code VARCHAR(3)");
+  Exec("INSERT INTO " + table + " VALUES (101, 'v', 101, 18446744073709551615, 'é🙂x')");
+  ASSERT_TRUE(testing::WaitFor([&] { return DestCount(table) == 101; }, 60s, "the new row"))
+      << mirror_->Output();
+  EXPECT_EQ(dest_->Query("SELECT big FROM " + table + "_d WHERE id = 101"), "18446744073709551615");
+  EXPECT_EQ(dest_->Query("SELECT code FROM " + table + "_d WHERE id = 101"), "é🙂x");
   testing::ProcessResult r = StopMirror(SIGTERM);
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }

@@ -200,6 +200,11 @@ Result<Rows> Fetch(MYSQL* conn, const std::string& sql, const std::string& what)
   return rows;
 }
 
+uint32_t BytesPerChar(uint32_t collation) {
+  const MARIADB_CHARSET_INFO* charset = mariadb_get_charset_by_nr(collation);
+  return charset != nullptr && charset->char_maxlen > 0 ? charset->char_maxlen : 4;
+}
+
 std::string Literal(MYSQL* conn, const std::string& text) {
   std::string out(text.size() * 2 + 3, '\0');
   out[0] = '\'';

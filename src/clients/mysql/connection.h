@@ -88,4 +88,8 @@ Result<Rows> Fetch(MYSQL* conn, const std::string& sql, const std::string& what)
 // `text` as an SQL string literal ('...'), escaped for this connection.
 std::string Literal(MYSQL* conn, const std::string& text);
 
+// Bytes of the longest character of collation `collation`'s charset (utf8mb4: 4, latin1: 1),
+// from the connector's table of charsets; 4 for one it does not know.
+uint32_t BytesPerChar(uint32_t collation);
+
 }  // namespace faucet::mysql

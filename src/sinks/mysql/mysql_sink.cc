@@ -77,7 +77,10 @@ sql::TypeClass ClassOf(const std::string& data_type, const std::string& column_t
       {"tinyint", 8}, {"smallint", 16}, {"mediumint", 24}, {"int", 32}, {"bigint", 64}};
   if (column_type == "tinyint(1)") return {K::kBool, 0};
   for (const auto& [name, bits] : kInts) {
-    if (data_type == name) return {K::kInt, bits};
+    // An unsigned column holds what a signed one a bit wider does.
+    if (data_type == name) {
+      return {K::kInt, bits + (column_type.find("unsigned") != std::string::npos ? 1 : 0)};
+    }
   }
   if (data_type == "float") return {K::kFloat, 32};
   if (data_type == "double") return {K::kFloat, 64};
@@ -99,14 +102,15 @@ sql::TypeClass ClassOf(const std::string& data_type, const std::string& column_t
   return {};
 }
 
-// The MySQL type of a column for `source`, from its logical type and, for a Postgres source,
-// its width (int4 -> int, varchar(20), numeric(12,2)).
+// The MySQL type of a column for `source`, from its logical type and its width (int4 -> int,
+// varchar(20), numeric(12,2); a MySQL BIGINT UNSIGNED -> decimal(20,0)).
 std::string MysqlType(const Column& source) {
   const sql::TypeClass c = sql::SourceClass(source);
   switch (source.type) {
     case ValueType::kBool:
       return "tinyint(1)";
     case ValueType::kInt:
+      if (c.width > 64) return "decimal(20,0)";
       return c.width <= 16 ? "smallint" : c.width <= 32 ? "int" : "bigint";
     case ValueType::kFloat:
       return c.width <= 32 ? "float" : "double";

@@ -169,8 +169,14 @@ std::string PostgresType(const Column& source) {
   switch (source.type) {
     case ValueType::kBool:
       return "boolean";
-    case ValueType::kInt:
-      return "bigint";
+    case ValueType::kInt: {
+      // A width from a source without OIDs (MySQL): its unsigned BIGINT needs 20 digits.
+      const int bits = sql::SourceClass(source).width;
+      return bits > 64    ? "numeric(20,0)"
+             : bits <= 16 ? "smallint"
+             : bits <= 32 ? "integer"
+                          : "bigint";
+    }
     case ValueType::kFloat:
       return "double precision";
     case ValueType::kNumeric:

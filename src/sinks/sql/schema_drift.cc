@@ -18,6 +18,7 @@ Fit FitText(TypeClass target, TypeClass source) {
 }  // namespace
 
 TypeClass SourceClass(const Column& column) {
+  if (column.width != 0) return {column.type, static_cast<int>(column.width)};
   switch (column.type_oid) {
     case kInt2Oid:
       return {ValueType::kInt, 16};

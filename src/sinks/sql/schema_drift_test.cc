@@ -21,6 +21,14 @@ TEST(SchemaDrift, SourceClassTakesPostgresWidths) {
   // Without a Postgres OID the logical type decides, at its widest.
   EXPECT_EQ(SourceClass(Pg("a", ValueType::kInt, 0)), (TypeClass{K::kInt, 64}));
   EXPECT_EQ(SourceClass(Pg("a", ValueType::kOther, 0)), (TypeClass{K::kOther, 0}));
+  // A source without OIDs (MySQL) declares its width itself.
+  Column unsigned_bigint = Pg("a", ValueType::kInt, 0);
+  unsigned_bigint.width = 65;
+  EXPECT_EQ(SourceClass(unsigned_bigint), (TypeClass{K::kInt, 65}));
+  EXPECT_EQ(FitOf({K::kInt, 64}, SourceClass(unsigned_bigint)), Fit::kWiden);
+  Column varchar = Pg("a", ValueType::kText, 0);
+  varchar.width = 40;
+  EXPECT_EQ(FitOf({K::kText, 40}, SourceClass(varchar)), Fit::kFits);
 }
 
 TEST(SchemaDrift, FitOfJudgesWhatATypeHolds) {

@@ -299,8 +299,11 @@ class SqliteSink : public sql::TableSink {
   std::string TypeFor(const Column& source) const override {
     switch (source.type) {
       case ValueType::kBool:
-      case ValueType::kInt:
         return "INTEGER";
+      case ValueType::kInt:
+        // Wider than 64 bits (MySQL's BIGINT UNSIGNED): INTEGER affinity would make the
+        // largest values REAL; TEXT keeps their digits.
+        return sql::SourceClass(source).width > 64 ? "TEXT" : "INTEGER";
       case ValueType::kFloat:
         return "REAL";
       case ValueType::kNumeric:

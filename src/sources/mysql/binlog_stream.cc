@@ -126,6 +126,7 @@ Status BinlogStream::Handle(std::string_view event) {
       ASSIGN_OR_RETURN(Gtid g, ParseMariaGtid(body, h.server_id));
       RETURN_IF_ERROR(Begin(h, event_start));
       pending_gtid_ = std::move(g.text);
+      txn_ = std::make_shared<const SourceTxn>(SourceTxn{pending_gtid_, h.server_id});
       standalone_ = g.standalone;
       return Status::Ok();
     }
@@ -134,6 +135,7 @@ Status BinlogStream::Handle(std::string_view event) {
       ASSIGN_OR_RETURN(Gtid g, ParseMysqlGtid(body));
       RETURN_IF_ERROR(Begin(h, event_start));
       pending_gtid_ = std::move(g.text);
+      txn_ = std::make_shared<const SourceTxn>(SourceTxn{pending_gtid_, h.server_id});
       standalone_ = true;  // until a BEGIN says otherwise: MySQL logs DDL as GTID + query
       return Status::Ok();
     }
@@ -175,6 +177,7 @@ Status BinlogStream::Begin(const EventHeader& header, uint64_t event_start) {
   in_transaction_ = true;
   standalone_ = false;
   pending_gtid_.clear();
+  txn_ = std::make_shared<const SourceTxn>(SourceTxn{"", header.server_id});
   ordinal_ = 0;
   txn_time_us_ = int64_t{header.timestamp} * 1'000'000;
   txn_position_ = (file_number_ << 32) | (event_start & 0xffffffffULL);
@@ -250,6 +253,7 @@ Status BinlogStream::HandleRows(const EventHeader& h, std::string_view body, uin
     c.commit_time_us = txn_time_us_;
     c.commit_position = txn_position_;
     c.ordinal = ordinal_++;
+    c.txn = txn_;
     ++changes_;
     Row first;
     RETURN_IF_ERROR(DecodeRow(table.codecs, rows.present, data, first, table.name));

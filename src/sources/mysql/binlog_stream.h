@@ -96,6 +96,7 @@ class BinlogStream {
   bool in_transaction_ = false;
   bool standalone_ = false;  // the open group is one DDL statement (MariaDB FL_STANDALONE)
   std::string pending_gtid_;
+  std::shared_ptr<const SourceTxn> txn_;  // the open transaction's, shared by its changes
   uint64_t txn_position_ = 0;  // commit_position of the open transaction's changes
   int64_t txn_time_us_ = 0;
   uint32_t ordinal_ = 0;  // changes of the open transaction so far

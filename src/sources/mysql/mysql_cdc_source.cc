@@ -335,6 +335,10 @@ Result<std::shared_ptr<const StreamTable>> MysqlCdcSource::Resolve(TableMap map)
     Column col;
     col.name = map.columns[i].name.value_or("col_" + std::to_string(i));
     col.type = table->codecs[i].value_type;  // type_oid stays 0: it holds Postgres OIDs only
+    const ColumnCodec& codec = table->codecs[i];
+    col.width = DeclaredWidth(codec.type, codec.is_unsigned, codec.binary,
+                              codec.type == kTypeString ? codec.length : codec.meta,
+                              BytesPerChar(map.columns[i].collation.value_or(kUtf8mb4GeneralCi)));
     relation->columns.push_back(std::move(col));
   }
   for (uint32_t k : map.primary_key.value_or(std::vector<uint32_t>())) {

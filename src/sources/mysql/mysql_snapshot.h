@@ -10,8 +10,8 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <semaphore>
 #include <string>
 
 #include "clients/mysql/connection.h"
@@ -34,16 +34,24 @@ class MysqlSnapshot final : public ConsistentSnapshot {
   // The binlog position of the snapshot's moment; nullopt when the server does not say
   // (MySQL), in which case no exact cut is possible.
   const std::optional<BinlogPosition>& position() const { return position_; }
-  // The session for one read: held from the read's start to its end, while other readers
-  // wait. Callable from any thread.
-  std::unique_lock<std::mutex> Lease() const { return std::unique_lock<std::mutex>(readers_); }
+  // The session for one read, held from the read's start to its end while other readers
+  // wait: Lease waits for the turn, and the turn passes on when the returned Turn is reset or
+  // destroyed, on any thread (a source opens on one thread and closes on another).
+  struct GiveBack {
+    void operator()(std::binary_semaphore* turn) const { turn->release(); }
+  };
+  using Turn = std::unique_ptr<std::binary_semaphore, GiveBack>;
+  Turn Lease() const {
+    turn_.acquire();
+    return Turn(&turn_);
+  }
 
  private:
   MysqlSnapshot() = default;
   ConnPtr conn_;
   std::optional<BinlogPosition> position_;
   std::string id_;
-  mutable std::mutex readers_;  // held by the reader of conn_ (Lease)
+  mutable std::binary_semaphore turn_{1};  // taken by the reader of conn_ (Lease)
 };
 
 }  // namespace faucet::mysql

@@ -1,5 +1,7 @@
 #include "sources/mysql/mysql_types.h"
 
+#include <algorithm>
+
 namespace faucet::mysql {
 
 ValueType ValueTypeOf(uint8_t type, bool binary, uint32_t bits) {
@@ -48,6 +50,35 @@ ValueType ValueTypeOf(uint8_t type, bool binary, uint32_t bits) {
       return ValueType::kBytes;
     default:
       return ValueType::kOther;
+  }
+}
+
+uint32_t DeclaredWidth(uint8_t type, bool is_unsigned, bool binary, uint32_t max_bytes,
+                       uint32_t bytes_per_char) {
+  const uint32_t sign = is_unsigned ? 1 : 0;
+  switch (type) {
+    case kTypeTiny:
+      return 8 + sign;
+    case kTypeShort:
+      return 16 + sign;
+    case kTypeInt24:
+      return 24 + sign;
+    case kTypeLong:
+      return 32 + sign;
+    case kTypeLongLong:
+      return 64 + sign;
+    case kTypeYear:
+      return 16;
+    case kTypeFloat:
+      return 32;
+    case kTypeDouble:
+      return 64;
+    case kTypeVarchar:
+    case kTypeVarString:
+    case kTypeString:
+      return binary ? 0 : max_bytes / std::max<uint32_t>(bytes_per_char, 1);
+    default:
+      return 0;
   }
 }
 

@@ -76,11 +76,20 @@ enum FieldType : uint8_t {
 };
 
 inline constexpr uint32_t kBinaryCollation = 63;
+// What a character column without a collation in its table map is taken as.
+inline constexpr uint32_t kUtf8mb4GeneralCi = 45;
 
 // The logical type of a column of MySQL type `type` (after resolving STRING's real type to
 // ENUM/SET), `binary` when its charset is binary (collation 63), `bits` the width of a BIT
 // column (1 makes it kBool).
 ValueType ValueTypeOf(uint8_t type, bool binary, uint32_t bits);
+
+// The declared width of a column (Column::width): bits of an integer, YEAR, FLOAT or DOUBLE
+// (an unsigned integer one more), characters of a non-`binary` CHAR/VARCHAR of at most
+// `max_bytes` bytes in a charset whose longest character is `bytes_per_char` bytes; 0 for
+// every other type and for binary strings.
+uint32_t DeclaredWidth(uint8_t type, bool is_unsigned, bool binary, uint32_t max_bytes,
+                       uint32_t bytes_per_char);
 
 // Integer, FLOAT/DOUBLE and DECIMAL types: those with a signedness in a table map.
 bool IsNumeric(uint8_t type);

@@ -178,6 +178,8 @@ Status MysqlQuerySource::Describe() {
     Column c;
     c.name.assign(f.name, f.name_length);  // type_oid stays 0: it holds Postgres OIDs only
     c.type = ValueTypeOf(type, binary, static_cast<uint32_t>(f.length));
+    c.width = DeclaredWidth(type, (f.flags & UNSIGNED_FLAG) != 0, binary,
+                            static_cast<uint32_t>(f.length), BytesPerChar(f.charsetnr));
     c.key = (f.flags & PRI_KEY_FLAG) != 0;
     rel->columns.push_back(std::move(c));
     if (f.org_table_length == 0 ||
@@ -499,7 +501,7 @@ void MysqlQuerySource::Close() {
   done_ = true;
   stmt_.reset();
   conn_.reset();
-  if (lease_.owns_lock()) lease_.unlock();
+  lease_.reset();
 }
 
 std::optional<int64_t> MysqlQuerySource::EstimateRows() const {

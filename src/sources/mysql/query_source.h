@@ -15,7 +15,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -97,7 +96,7 @@ class MysqlQuerySource final : public Source {
   const std::string query_;  // the configured query without its terminator
   ConnPtr conn_;             // the read's own connection (null when it reads in a snapshot)
   const MysqlSnapshot* snapshot_ = nullptr;        // the snapshot to read in, not owned
-  std::unique_lock<std::mutex> lease_;             // its session while this reads (Open to Close)
+  MysqlSnapshot::Turn lease_;                      // its session while this reads (Open to Close)
   std::unique_ptr<MYSQL_STMT, StmtDeleter> stmt_;  // declared after conn_: closed first
   RelationPtr relation_;
   std::vector<ColumnSlot> slots_;

@@ -591,8 +591,6 @@ Result<Converter> IconvConverter(const std::string& name, uint32_t collation) {
 
 // --- column resolution ------------------------------------------------------------------------
 
-constexpr uint32_t kUtf8mb4GeneralCi = 45;
-
 std::string ColumnName(const TableMap& map, size_t i) {
   std::string s = map.database + "." + map.table + " column " + std::to_string(i);
   if (map.columns[i].name) s += " (" + *map.columns[i].name + ")";

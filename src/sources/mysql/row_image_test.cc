@@ -562,6 +562,22 @@ TEST(ValueTypeOf, EveryTypeHasItsLogicalType) {
   EXPECT_EQ(ValueTypeOf(kTypeGeometry, true, 0), ValueType::kBytes);
 }
 
+TEST(DeclaredWidth, IntegersInBitsCharactersInCharacters) {
+  EXPECT_EQ(DeclaredWidth(kTypeTiny, false, false, 0, 1), 8u);
+  EXPECT_EQ(DeclaredWidth(kTypeLong, false, false, 0, 1), 32u);
+  // Unsigned: one bit more, so that BIGINT UNSIGNED does not fit a signed 64-bit column.
+  EXPECT_EQ(DeclaredWidth(kTypeLong, true, false, 0, 1), 33u);
+  EXPECT_EQ(DeclaredWidth(kTypeLongLong, true, false, 0, 1), 65u);
+  EXPECT_EQ(DeclaredWidth(kTypeYear, false, false, 0, 1), 16u);
+  EXPECT_EQ(DeclaredWidth(kTypeFloat, false, false, 0, 1), 32u);
+  // VARCHAR(40) of utf8mb4 is 160 bytes; of latin1 40.
+  EXPECT_EQ(DeclaredWidth(kTypeVarchar, false, false, 160, 4), 40u);
+  EXPECT_EQ(DeclaredWidth(kTypeString, false, false, 40, 1), 40u);
+  EXPECT_EQ(DeclaredWidth(kTypeVarchar, false, /*binary=*/true, 160, 1), 0u);
+  EXPECT_EQ(DeclaredWidth(kTypeBlob, false, false, 0, 4), 0u);
+  EXPECT_EQ(DeclaredWidth(kTypeNewDecimal, false, false, 0, 1), 0u);
+}
+
 // --- MySQL binary JSON, built by hand (json_binary.h) ---------------------------------------
 
 std::string Json(const std::string& binary) {
