@@ -35,11 +35,11 @@ struct Column {
   ValueType type = ValueType::kText;
   uint32_t type_oid = 0;       // the source's own type id (Postgres OID); 0 when none
   int32_t type_modifier = -1;  // Postgres atttypmod; -1 when none
+  bool key = false;            // part of the replica identity / primary key
   // The declared bound of a source without Postgres OIDs: bits of an integer or float (an
   // unsigned integer counts one more: it fits a signed one that wide), characters of a
   // CHAR/VARCHAR; 0 when unbounded, unknown, or given by type_oid/type_modifier instead.
   uint32_t width = 0;
-  bool key = false;  // part of the replica identity / primary key
 
   bool operator==(const Column&) const = default;
 };
