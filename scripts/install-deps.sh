@@ -15,7 +15,9 @@ packages=(
   libmariadb-dev mariadb-server mariadb-client
   libsqlite3-dev sqlite3
   libhiredis-dev redis-server
-  librdkafka-dev
+  # Kafka: the client library, a broker for the tests (Java; its jars come from Maven Central:
+  # scripts/kafka/broker.sh) and kcat (the benchmarks' physical limit)
+  librdkafka-dev openjdk-17-jre-headless maven kcat
   # libraries
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev rapidjson-dev nlohmann-json3-dev
   libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Throwaway database servers for faucet's integration tests, all on 127.0.0.1.
 #
-#   scripts/services.sh start [pg] [mysql] [redis]   # default: all three
+#   scripts/services.sh start [pg] [mysql] [redis] [kafka]   # default: all four
 #   scripts/services.sh env                          # env lines of the current run
 #   scripts/services.sh status
 #   scripts/services.sh stop [--all]
@@ -24,7 +24,7 @@ PG_BIN=${FAUCET_PG_BIN:-/usr/lib/postgresql/15/bin}
 # Port claims are machine-wide, not per base dir: runs under different bases (scripts/test.sh
 # uses one per test run) must not collide either.
 PORTS=${FAUCET_SERVICES_PORTS_DIR:-/tmp/faucet-services-ports}
-ALL_SERVICES=(pg mysql redis)
+ALL_SERVICES=(pg mysql redis kafka)
 
 log() { echo "services: $*" >&2; }
 die() {
@@ -118,6 +118,7 @@ pid_of() {
   pg) head -n1 "$run/pg/data/postmaster.pid" 2>/dev/null || true ;;
   mysql) cat "$run/mysql/mariadbd.pid" 2>/dev/null || true ;;
   redis) cat "$run/redis/redis.pid" 2>/dev/null || true ;;
+  kafka) cat "$run/kafka/broker.pid" 2>/dev/null || true ;;
   esac
 }
 
@@ -265,6 +266,19 @@ CONF
   echo "export FAUCET_TEST_REDIS_URL=redis://127.0.0.1:$port" >>"$run/env"
 }
 
+# --- Kafka --------------------------------------------------------------------------------
+
+# A single-node KRaft broker (scripts/kafka/broker.sh: jars from Maven Central, cached), its
+# controller on a second claimed port.
+start_kafka() {
+  local run=$1 port=$2 controller_port
+  command -v java >/dev/null || die "java not found (run scripts/install-deps.sh)"
+  controller_port=$(claim_port "$run")
+  bash "$(dirname "${BASH_SOURCE[0]}")/kafka/broker.sh" start "$run/kafka" "$port" \
+    "$controller_port" >/dev/null
+  echo "export FAUCET_TEST_KAFKA_BROKERS=127.0.0.1:$port" >>"$run/env"
+}
+
 # --- commands -----------------------------------------------------------------------------
 
 cmd_start() {
@@ -319,6 +333,7 @@ cmd_start() {
     grep '_PG_' "$run/env" || true
     grep '_MYSQL_' "$run/env" || true
     grep '_REDIS_' "$run/env" || true
+    grep '_KAFKA_' "$run/env" || true
     echo "export FAUCET_SERVICES_RUN_DIR=$run"
   } >"$run/env.sorted"
   mv "$run/env.sorted" "$run/env"
@@ -408,7 +423,7 @@ stop) shift; cmd_stop "$@" ;;
 env) cmd_env ;;
 status) cmd_status ;;
 *)
-  echo "usage: $0 start [pg] [mysql] [redis] | stop [--all] | env | status" >&2
+  echo "usage: $0 start [pg] [mysql] [redis] [kafka] | stop [--all] | env | status" >&2
   exit 2
   ;;
 esac

@@ -6,6 +6,7 @@
 #include "sinks/file/csv_sink.h"
 #include "sinks/file/jsonl_sink.h"
 #include "sinks/file/stdout_sink.h"
+#include "sinks/kafka/kafka_sink.h"
 #include "sinks/mysql/mysql_sink.h"
 #include "sinks/postgres/postgres_sink.h"
 #include "sinks/sqlite/sqlite_sink.h"
@@ -24,9 +25,9 @@ namespace {
 const std::vector<std::string> kUnavailableSources = {
     "mongodb-cdc", "mssql-cdc", "oracle-cdc", "dynamodb", "kafka", "sqlite",
     "mssql",       "mongodb",   "oracle",     "csv",      "jsonl", "http"};
-const std::vector<std::string> kUnavailableSinks = {
-    "mssql",   "kafka",    "parquet",   "mongodb", "redis",
-    "iceberg", "bigquery", "snowflake", "spanner", "elasticsearch"};
+const std::vector<std::string> kUnavailableSinks = {"mssql",     "parquet", "mongodb",
+                                                    "redis",     "iceberg", "bigquery",
+                                                    "snowflake", "spanner", "elasticsearch"};
 
 template <typename Kind>
 std::string TypeList(const std::vector<Kind>& kinds) {
@@ -75,10 +76,8 @@ void WarnUnread(const config::Block& block, std::vector<std::string>& warnings) 
 
 const std::vector<SourceKind>& SourceKinds() {
   static const std::vector<SourceKind> kKinds = {
-      {"generator", false, MakeGeneratorSource},
-      {"postgres-cdc", true, MakePostgresCdcSource},
-      {"mysql-cdc", true, MakeMysqlCdcSource},
-      {"postgres", false, MakePostgresQuerySource},
+      {"generator", false, MakeGeneratorSource}, {"postgres-cdc", true, MakePostgresCdcSource},
+      {"mysql-cdc", true, MakeMysqlCdcSource},   {"postgres", false, MakePostgresQuerySource},
       {"mysql", false, MakeMysqlQuerySource},
   };
   return kKinds;
@@ -86,10 +85,10 @@ const std::vector<SourceKind>& SourceKinds() {
 
 const std::vector<SinkKind>& SinkKinds() {
   static const std::vector<SinkKind> kKinds = {
-      {"jsonl", false, false, MakeJsonlSink},      {"file", false, false, MakeJsonlSink},
-      {"csv", false, false, MakeCsvSink},          {"stdout", false, false, MakeStdoutSink},
+      {"jsonl", false, false, MakeJsonlSink},     {"file", false, false, MakeJsonlSink},
+      {"csv", false, false, MakeCsvSink},         {"stdout", false, false, MakeStdoutSink},
       {"postgres", true, true, MakePostgresSink}, {"sqlite", true, true, MakeSqliteSink},
-      {"mysql", true, true, MakeMysqlSink},
+      {"mysql", true, true, MakeMysqlSink},       {"kafka", false, false, MakeKafkaSink},
   };
   return kKinds;
 }

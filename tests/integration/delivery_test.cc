@@ -31,6 +31,8 @@ constexpr const char* kJsonlSink = "type: jsonl, config: {path: ./o.jsonl";
 constexpr const char* kFileSink = "type: file, config: {path: ./o.jsonl";
 constexpr const char* kCsvSink = "type: csv, config: {path: ./o.csv";
 constexpr const char* kStdoutSink = "type: stdout, config: {format: json";
+constexpr const char* kKafkaSink =
+    "type: kafka, config: {brokers: '127.0.0.1:9092', topic: {name: t}";
 
 constexpr const char* kAppend = "";
 constexpr const char* kUpsert = ", write_mode: upsert, key: [id]";
@@ -77,6 +79,9 @@ const Case kCases[] = {
     {kCsvSink, kUpsert, "exactly_once", kAppends, false},
     {kStdoutSink, kUpsert, "at_least_once", kAtLeastOnce, true},
     {kStdoutSink, kDelete, "exactly_once", kAppends, false},
+    // Kafka appends messages: a replay after a crash sends them again.
+    {kKafkaSink, kAppend, "at_least_once", kAtLeastOnce, true},
+    {kKafkaSink, kAppend, "exactly_once", kAppends, false},
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.sink << c.mode << "} " << c.delivery; }

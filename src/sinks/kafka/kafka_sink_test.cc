@@ -1,0 +1,127 @@
+#include "sinks/kafka/kafka_sink.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "testing/status_matchers.h"
+
+namespace faucet {
+namespace {
+
+Result<KafkaSinkOptions> Parse(const std::string& yaml) {
+  return KafkaSinkOptions::FromConfig(config::Block(
+      YAML::Load(yaml), std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
+}
+
+std::string ErrorOf(const std::string& yaml) {
+  Result<KafkaSinkOptions> o = Parse(yaml);
+  return o.ok() ? "ok" : o.status().message();
+}
+
+TEST(KafkaSinkOptions, ReadsTheReferenceKeys) {
+  Result<KafkaSinkOptions> o = Parse(
+      "{brokers: [a:9092, b:9092], topic: {type: fixed, name: 'cdc.{schema}.{table}'}, "
+      "key_path: id, value_format: {type: json}, compression: zstd, linger: 20, "
+      "message_timeout: 60000, extra_client_config: {client.id: faucet, batch.size: 1000}}");
+  ASSERT_OK(o);
+  EXPECT_EQ(o->brokers, "a:9092,b:9092");
+  EXPECT_EQ(o->topic, "cdc.{schema}.{table}");
+  EXPECT_EQ(o->key_path, "id");
+  EXPECT_EQ(o->compression, "zstd");
+  EXPECT_EQ(o->acks, "all");
+  EXPECT_TRUE(o->idempotent);
+  EXPECT_EQ(o->linger.count(), 20);
+  EXPECT_EQ(o->message_timeout.count(), 60000);
+  EXPECT_EQ(o->extra.at("batch.size"), "1000");
+}
+
+TEST(KafkaSinkOptions, IdempotenceFollowsAcksUnlessWritten) {
+  Result<KafkaSinkOptions> o = Parse("{brokers: a:1, topic: {name: t}, acks: 1}");
+  ASSERT_OK(o);
+  EXPECT_FALSE(o->idempotent);  // the default does not contradict the acks written
+  EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, acks: 1, idempotent: true}")
+                .find("must be all with idempotent: true"),
+            std::string::npos);
+}
+
+TEST(KafkaSinkOptions, ErrorsNameTheFileAndKey) {
+  EXPECT_NE(ErrorOf("{brokers: a:1}").find("pipe.yaml"), std::string::npos);
+  EXPECT_NE(ErrorOf("{brokers: a:1}").find("sink.config.topic: is required"), std::string::npos);
+  EXPECT_NE(ErrorOf("{topic: {name: t}}").find("brokers"), std::string::npos);
+  EXPECT_NE(ErrorOf("{brokers: a:1, topic: {type: round_robin}}").find("topic.type"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, compression: brotli}").find("compression"),
+            std::string::npos);
+  // What this build does not do yet is refused, never ignored.
+  for (const char* key : {"partition_path", "headers_path", "auth", "exactly_once"}) {
+    const std::string error =
+        ErrorOf(std::string("{brokers: a:1, topic: {name: t}, ") + key + ": x}");
+    EXPECT_NE(error.find(key), std::string::npos) << error;
+    EXPECT_NE(error.find("not available"), std::string::npos) << error;
+  }
+  EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, value_format: {type: avro}}")
+                .find("value_format.type"),
+            std::string::npos);
+}
+
+class KafkaSinkShapes : public ::testing::Test {
+ protected:
+  Change Orders(ChangeOp op, const std::string& id, const std::string& shop) {
+    static const RelationPtr relation = [] {
+      auto r = std::make_shared<Relation>();
+      r->schema = "public";
+      r->name = "orders";
+      r->columns = {{"id", ValueType::kInt, 20, -1, true},
+                    {"shop", ValueType::kText, 25, -1, false}};
+      return r;
+    }();
+    Change c;
+    c.op = op;
+    c.relation = relation;
+    Row row = {Cell::Value(id), Cell::Value(shop)};
+    if (op == ChangeOp::kDelete) {
+      c.before = row;
+    } else {
+      c.after = row;
+    }
+    return c;
+  }
+  KafkaSink Sink(const std::string& extra) {
+    Result<KafkaSinkOptions> o = Parse("{brokers: a:1, " + extra + "}");
+    EXPECT_OK(o);
+    return KafkaSink(o.ok() ? *o : KafkaSinkOptions{});
+  }
+};
+
+TEST_F(KafkaSinkShapes, TheKeyIsTheRowsKeyColumnsAsJsonOrTheKeyPathsText) {
+  KafkaSink by_key = Sink("topic: {name: t}");
+  EXPECT_EQ(by_key.KeyOf(Orders(ChangeOp::kInsert, "42", "x")), R"({"id":42})");
+  // A delete's key is its before image's: a compacted topic drops the row.
+  EXPECT_EQ(by_key.KeyOf(Orders(ChangeOp::kDelete, "42", "x")), R"({"id":42})");
+  KafkaSink by_path = Sink("topic: {name: t}, key_path: shop");
+  EXPECT_EQ(by_path.KeyOf(Orders(ChangeOp::kUpdate, "42", "north")), "north");
+}
+
+TEST_F(KafkaSinkShapes, TheTopicIsATemplateOfTheTableOrAField) {
+  KafkaSink fixed = Sink("topic: {name: 'cdc.{schema}.{table}'}");
+  Result<std::string> topic = fixed.TopicOf(Orders(ChangeOp::kInsert, "1", "x"));
+  ASSERT_OK(topic);
+  EXPECT_EQ(*topic, "cdc.public.orders");
+
+  KafkaSink by_field = Sink("topic: {type: from_path, path: shop}");
+  topic = by_field.TopicOf(Orders(ChangeOp::kInsert, "1", "north"));
+  ASSERT_OK(topic);
+  EXPECT_EQ(*topic, "north");
+  KafkaSink by_table = Sink("topic: {type: from_path, path: table}");
+  topic = by_table.TopicOf(Orders(ChangeOp::kInsert, "1", "north"));
+  ASSERT_OK(topic);
+  EXPECT_EQ(*topic, "orders");
+  // An empty field names no topic: an error naming the path and the table.
+  topic = by_field.TopicOf(Orders(ChangeOp::kInsert, "1", ""));
+  ASSERT_FALSE(topic.ok());
+  EXPECT_NE(topic.status().message().find("shop"), std::string::npos);
+  EXPECT_NE(topic.status().message().find("public.orders"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace faucet
