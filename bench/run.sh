@@ -2,8 +2,8 @@
 # faucet benchmarks, each beside the physical limit measured in the same run, on the same server
 # and the same data (results and how to read them: BENCHMARKS.md).
 #
-#   bash bench/run.sh BUILD_DIR [cdc] [mysql-cdc] [metrics] [apply] [snapshot] [copy] [tables-load]
-#                               [tables-stream] [tables-rss]
+#   bash bench/run.sh BUILD_DIR [cdc] [mysql-cdc] [kafka] [metrics] [apply] [snapshot] [copy]
+#                               [tables-load] [tables-stream] [tables-rss]
 #   bash bench/run.sh BUILD_DIR tables     # = tables-load tables-stream tables-rss
 #
 # Default: all. BENCH_ONLY="a b" selects scenarios too (when none are given as arguments).
@@ -34,6 +34,14 @@
 #             file's mtime minus the start (as cdc); mariadb-binlog's process time. Every run is
 #             checked: faucet's line count and last bookmark (the range's end), mariadb-binlog's
 #             decoded row count and raw byte count.
+#   kafka     postgres-cdc -> kafka (`faucet run`, at-least-once: acks=all, idempotent, linger 5
+#             ms) on copies of the cdc scenario's slots, beside its limit: kcat producing the
+#             same messages (faucet's own, read back from its topic with their keys, one per
+#             line) with the same producer settings. Both into a new one-partition topic of the
+#             broker scripts/services.sh starts (created before, with a marker message), timed
+#             from the start to the broker's append time of the last message (the broker stamps
+#             LogAppendTime). Every run is checked: the topic holds exactly the rows (and the
+#             marker).
 #   metrics   the cdc scenario's faucet runs (both cases) without and with `observability:`,
 #             scraped once a second meanwhile: the overhead of metrics on the hot path; and
 #             ROWS generated rows into a jsonl file (no server: the hot path alone).
@@ -80,7 +88,7 @@ if [[ -n ${BENCH_BASELINE:-} ]]; then
 fi
 SCENARIOS=("$@")
 ((${#SCENARIOS[@]})) || read -ra SCENARIOS <<<"${BENCH_ONLY:-}"
-((${#SCENARIOS[@]})) || SCENARIOS=(cdc mysql-cdc metrics apply snapshot copy tables)
+((${#SCENARIOS[@]})) || SCENARIOS=(cdc mysql-cdc kafka metrics apply snapshot copy tables)
 EXPANDED=()
 for scenario in "${SCENARIOS[@]}"; do
   if [[ $scenario == tables ]]; then EXPANDED+=(tables-load tables-stream tables-rss); else EXPANDED+=("$scenario"); fi
@@ -113,7 +121,9 @@ cpu_s() { awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s
 mtime() { stat -c %.Y "$1"; }
 
 # An assignment, so that a failed start stops the script (a failing eval "$(...)" does not).
-services_env=$(bash scripts/services.sh start pg mysql)
+SERVICES=(pg mysql)
+if [[ " ${SCENARIOS[*]} " == *" kafka "* ]]; then SERVICES+=(kafka); fi
+services_env=$(bash scripts/services.sh start "${SERVICES[@]}")
 eval "$services_env"
 SRC=$FAUCET_TEST_PG_URL
 DST=${SRC%/*}/bench_dst
@@ -277,6 +287,73 @@ bench_cdc() {
   load_small
   cdc_case big tmpl_big pub_big "$END_BIG" "$ROWS"
   cdc_case small tmpl_small pub_small "$END_SMALL" "$TXNS"
+}
+
+# --- kafka --------------------------------------------------------------------------------
+
+# Creates TOPIC (auto-created by its first message, a marker) and waits until it is there: a
+# producer's first message to a new topic waits about 1 s for the topic's metadata, which is
+# not what is measured.
+kafka_topic() {
+  echo "marker" | kcat -P -b "$FAUCET_TEST_KAFKA_BROKERS" -t "$1" -X acks=all
+  [[ $(kafka_count "$1") == 1 ]] || { log "kafka: topic $1 not created"; exit 1; }
+}
+# Messages in TOPIC (one partition, no transactions: its end offset).
+kafka_count() {
+  kcat -C -b "$FAUCET_TEST_KAFKA_BROKERS" -t "$1" -o -1 -e -q -f '%o\n' | awk '{ n = $1 + 1 } END { print n + 0 }'
+}
+# The broker's append time of TOPIC's last message, in seconds since the epoch.
+kafka_last_time() {
+  kcat -C -b "$FAUCET_TEST_KAFKA_BROKERS" -t "$1" -o -1 -e -q -f '%T\n' | awk '{ t = $1 } END { printf "%.3f", t / 1000 }'
+}
+
+# kafka_faucet BIN NAME TEMPLATE_SLOT PUBLICATION TOPIC: faucet postgres-cdc -> kafka on a copy
+# of the template slot; prints its start time.
+kafka_faucet() {
+  local bin=$1 name=$2 tmpl=$3 pub=$4 topic=$5 s
+  sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('$tmpl', 'k_$name')" >/dev/null
+  rm -rf "$WORK/state-kafka_$name"
+  faucet_cdc_yaml "kafka_$name" "k_$name" "$pub" \
+    "  sink: { type: kafka, config: { brokers: '$FAUCET_TEST_KAFKA_BROKERS', topic: { name: $topic } } }" \
+    >"$WORK/kafka.yaml"
+  s=$(now)
+  /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/kafka.yaml" 2>"$WORK/faucet.log" ||
+    { cat "$WORK/faucet.log" >&2; exit 1; }
+  sqlv "$SRC" -c "SELECT pg_drop_replication_slot('k_$name')" >/dev/null
+  echo "$s"
+}
+
+# kafka_case NAME TEMPLATE_SLOT PUBLICATION ROWS
+kafka_case() {
+  local name=$1 tmpl=$2 pub=$3 rows=$4 i s topic msgs=$WORK/kafka-$1.msgs
+  # The messages kcat produces: faucet's own, from a run that is not timed.
+  kafka_faucet "$FAUCET" "$name" "$tmpl" "$pub" "prep-$name" >/dev/null
+  kcat -C -b "$FAUCET_TEST_KAFKA_BROKERS" -t "prep-$name" -o beginning -e -q -f '%k\t%s\n' >"$msgs"
+  [[ $(wc -l <"$msgs") == "$rows" ]] || { log "kafka: $(wc -l <"$msgs") messages, not $rows"; exit 1; }
+  for ((i = 1; i <= RUNS; i++)); do
+    topic=kcat-$name-$i
+    kafka_topic "$topic"
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" kcat -P -b "$FAUCET_TEST_KAFKA_BROKERS" -t "$topic" -K $'\t' \
+      -X acks=all -X enable.idempotence=true -X linger.ms=5 -l "$msgs"
+    [[ $(kafka_count "$topic") == $((rows + 1)) ]] || { log "kcat produced $(kafka_count "$topic") messages, not $rows"; exit 1; }
+    record "kafka-$name" kcat "$i" "$rows" "$(sub "$(kafka_last_time "$topic")" "$s")" "$WORK/time"
+    for v in "${!BINS[@]}"; do
+      topic=${LABELS[$v]}-$name-$i
+      kafka_topic "$topic"
+      s=$(kafka_faucet "${BINS[$v]}" "$name" "$tmpl" "$pub" "$topic")
+      [[ $(kafka_count "$topic") == $((rows + 1)) ]] || { log "faucet produced $(kafka_count "$topic") messages, not $rows"; exit 1; }
+      record "kafka-$name" "${LABELS[$v]}" "$i" "$rows" "$(sub "$(kafka_last_time "$topic")" "$s")" "$WORK/time"
+    done
+  done
+  rm -f "$msgs"
+}
+
+bench_kafka() {
+  load_big
+  load_small
+  kafka_case big tmpl_big pub_big "$ROWS"
+  kafka_case small tmpl_small pub_small "$TXNS"
 }
 
 # --- mysql-cdc ----------------------------------------------------------------------------
@@ -857,6 +934,7 @@ for scenario in "${SCENARIOS[@]}"; do
   case $scenario in
   cdc) bench_cdc ;;
   mysql-cdc) bench_mysql_cdc ;;
+  kafka) bench_kafka ;;
   metrics) bench_metrics ;;
   apply) bench_apply ;;
   snapshot) bench_snapshot ;;
@@ -864,7 +942,7 @@ for scenario in "${SCENARIOS[@]}"; do
   tables-load) bench_tables_load ;;
   tables-stream) bench_tables_stream ;;
   tables-rss) bench_tables_rss ;;
-  *) echo "bench: unknown scenario '$scenario' (cdc, mysql-cdc, metrics, apply, snapshot, copy, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
+  *) echo "bench: unknown scenario '$scenario' (cdc, mysql-cdc, kafka, metrics, apply, snapshot, copy, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
   esac
 done
 if [[ -n ${BENCH_OUT:-} ]]; then report | tee "$BENCH_OUT"; else report; fi

@@ -39,10 +39,13 @@ tsan() {
   build tsan
   bash scripts/test.sh build/tsan -L unit
   # The threaded parts against real servers; as in asan, the 100,000-row crash runs and the
-  # memory bound stay with `make test`.
+  # memory bound stay with `make test`. Not the kafka sink: librdkafka starts its threads with
+  # C11 thrd_create, which glibc runs without the pthread_create that TSan intercepts, so TSan
+  # crashes in the first allocation of such a thread (the sink's own calls are on one thread;
+  # asan runs its tests).
   bash scripts/test.sh build/tsan -L 'integration|crash' \
     -R 'Cdc|Mirror|Observability|Store|ExactlyOnce|AtLeastOnce|Sigkill|CrashPoints|AllPoints' \
-    -E '_100000|MillionRowTransactionStreamsInBoundedMemory'
+    -E '_100000|MillionRowTransactionStreamsInBoundedMemory|^KafkaSink'
 }
 
 fuzz() {
