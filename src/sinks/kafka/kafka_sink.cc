@@ -99,6 +99,7 @@ KafkaSink::KafkaSink(KafkaSinkOptions options)
     : options_(std::move(options)), who_("kafka " + options_.brokers) {}
 
 KafkaSink::~KafkaSink() {
+  for (const auto& [name, topic] : topics_) rd_kafka_topic_destroy(topic);
   if (producer_ != nullptr) rd_kafka_destroy(producer_);
 }
 
@@ -168,11 +169,11 @@ Result<std::string> KafkaSink::TopicOf(const Change& change) const {
                          relation.schema + "." + relation.name);
 }
 
-const KafkaSink::KeyShape& KafkaSink::KeyShapeOf(const RelationPtr& relation) {
-  auto it = key_shapes_.find(relation.get());
-  if (it != key_shapes_.end()) return it->second;
-  if (key_shapes_.size() >= 1024) key_shapes_.clear();  // relations of many schema changes
-  KeyShape shape;
+KafkaSink::TableShape& KafkaSink::ShapeOf(const RelationPtr& relation) {
+  auto it = shapes_.find(relation.get());
+  if (it != shapes_.end()) return it->second;
+  if (shapes_.size() >= 1024) shapes_.clear();  // relations of many schema changes
+  TableShape shape;
   shape.source = relation;
   auto key = std::make_shared<Relation>();
   key->schema = relation->schema;
@@ -185,41 +186,58 @@ const KafkaSink::KeyShape& KafkaSink::KeyShapeOf(const RelationPtr& relation) {
     }
   }
   shape.key = std::move(key);
-  return key_shapes_.emplace(relation.get(), std::move(shape)).first->second;
+  return shapes_.emplace(relation.get(), std::move(shape)).first->second;
+}
+
+rd_kafka_topic_t* KafkaSink::TopicHandle(const std::string& name) {
+  auto it = topics_.find(name);
+  if (it != topics_.end()) return it->second;
+  return topics_.emplace(name, rd_kafka_topic_new(producer_, name.c_str(), nullptr)).first->second;
+}
+
+void KafkaSink::RenderKey(const Change& change, const TableShape& shape) {
+  key_.clear();
+  const Row* row = RowOf(change);
+  if (shape.columns.empty() || row == nullptr) return;
+  if (!options_.key_path.empty()) {
+    const Cell& cell = (*row)[shape.columns[0]];
+    if (cell.state == CellState::kValue) key_ = cell.text;
+    return;
+  }
+  key_change_.relation = shape.key;
+  if (!key_change_.after) key_change_.after.emplace();
+  Row& cells = *key_change_.after;
+  cells.resize(shape.columns.size());
+  for (size_t i = 0; i < shape.columns.size(); ++i) cells[i] = (*row)[shape.columns[i]];
+  AppendChangeJson(key_change_, key_);
 }
 
 std::string KafkaSink::KeyOf(const Change& change) {
-  const KeyShape& shape = KeyShapeOf(change.relation);
-  const Row* row = RowOf(change);
-  if (shape.columns.empty() || row == nullptr) return "";
-  if (!options_.key_path.empty()) {
-    const Cell& cell = (*row)[shape.columns[0]];
-    return cell.state == CellState::kValue ? cell.text : "";
-  }
-  Change key;
-  key.relation = shape.key;
-  key.after.emplace();
-  for (size_t i : shape.columns) key.after->push_back((*row)[i]);
-  std::string out;
-  AppendChangeJson(key, out);
-  return out;
+  RenderKey(change, ShapeOf(change.relation));
+  return key_;
 }
 
 Status KafkaSink::Write(const Page& page) {
   if (producer_ == nullptr) return Internal(who_ + ": written before Open");
   for (const Change& change : page.changes) {
-    ASSIGN_OR_RETURN(std::string topic, TopicOf(change));
-    key_ = KeyOf(change);
+    TableShape& shape = ShapeOf(change.relation);
+    rd_kafka_topic_t* topic = shape.topic;
+    if (topic == nullptr) {
+      ASSIGN_OR_RETURN(std::string name, TopicOf(change));
+      topic = TopicHandle(name);
+      if (options_.topic_path.empty()) shape.topic = topic;  // the same for every change
+    }
+    RenderKey(change, shape);
     value_.clear();
     AppendChangeJson(change, value_);
     while (true) {
       const rd_kafka_resp_err_t err = rd_kafka_producev(
-          producer_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          producer_, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
           RD_KAFKA_V_KEY(key_.empty() ? nullptr : key_.data(), key_.size()),
           RD_KAFKA_V_VALUE(value_.data(), value_.size()), RD_KAFKA_V_END);
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-        return Unavailable(who_ + ": cannot produce to topic " + topic + ": " +
+        return Unavailable(who_ + ": cannot produce to topic " + rd_kafka_topic_name(topic) + ": " +
                            rd_kafka_err2str(err));
       }
       rd_kafka_poll(producer_, 100);  // the queue drains as the broker acknowledges

@@ -78,21 +78,29 @@ class KafkaSink : public Sink {
   void OnError(int error);
 
  private:
-  // The relation of a change's key columns and their places, made once per source relation.
-  struct KeyShape {
+  // What a source relation's messages share, made once per relation: the relation of its key
+  // columns and their places, and (a fixed topic) its topic's handle.
+  struct TableShape {
     RelationPtr source;  // kept alive: the map is keyed by its address
     RelationPtr key;
     std::vector<size_t> columns;
+    rd_kafka_topic_t* topic = nullptr;  // owned by topics_; null until Write needs it
   };
-  const KeyShape& KeyShapeOf(const RelationPtr& relation);
+  TableShape& ShapeOf(const RelationPtr& relation);
+  // The producer's handle of topic `name` (made once: librdkafka would look it up per message).
+  rd_kafka_topic_t* TopicHandle(const std::string& name);
+  // The key of `change` into key_ ("" for none).
+  void RenderKey(const Change& change, const TableShape& shape);
   Status Failure() const;
 
   const KafkaSinkOptions options_;
   const std::string who_;  // "kafka <brokers>", for messages
   rd_kafka_t* producer_ = nullptr;
-  std::map<const Relation*, KeyShape> key_shapes_;
+  std::map<const Relation*, TableShape> shapes_;
+  std::map<std::string, rd_kafka_topic_t*> topics_;
   std::string value_;  // the message being produced (reused)
   std::string key_;
+  Change key_change_;        // the key columns of the change being produced, as a row (reused)
   std::string first_error_;  // the first delivery or fatal error since Open
   uint64_t failed_ = 0;      // messages the broker did not take
 };

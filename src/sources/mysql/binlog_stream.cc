@@ -124,18 +124,14 @@ Status BinlogStream::Handle(std::string_view event) {
   switch (type) {
     case EventType::kMariaGtid: {
       ASSIGN_OR_RETURN(Gtid g, ParseMariaGtid(body, h.server_id));
-      RETURN_IF_ERROR(Begin(h, event_start));
-      pending_gtid_ = std::move(g.text);
-      txn_ = std::make_shared<const SourceTxn>(SourceTxn{pending_gtid_, h.server_id});
+      RETURN_IF_ERROR(Begin(h, std::move(g.text), event_start));
       standalone_ = g.standalone;
       return Status::Ok();
     }
     case EventType::kMysqlGtid:
     case EventType::kMysqlAnonymousGtid: {
       ASSIGN_OR_RETURN(Gtid g, ParseMysqlGtid(body));
-      RETURN_IF_ERROR(Begin(h, event_start));
-      pending_gtid_ = std::move(g.text);
-      txn_ = std::make_shared<const SourceTxn>(SourceTxn{pending_gtid_, h.server_id});
+      RETURN_IF_ERROR(Begin(h, std::move(g.text), event_start));
       standalone_ = true;  // until a BEGIN says otherwise: MySQL logs DDL as GTID + query
       return Status::Ok();
     }
@@ -143,7 +139,7 @@ Status BinlogStream::Handle(std::string_view event) {
     case EventType::kQueryCompressed:
       return HandleQuery(h, body, event_start);
     case EventType::kXid:
-      if (!in_transaction_) RETURN_IF_ERROR(Begin(h, event_start));
+      if (!in_transaction_) RETURN_IF_ERROR(Begin(h, "", event_start));
       Commit();
       return Status::Ok();
     case EventType::kTableMap:
@@ -163,7 +159,7 @@ Status BinlogStream::Handle(std::string_view event) {
   }
 }
 
-Status BinlogStream::Begin(const EventHeader& header, uint64_t event_start) {
+Status BinlogStream::Begin(const EventHeader& header, std::string gtid, uint64_t event_start) {
   if (in_transaction_) {
     // A group that never ended (a non-transactional statement without COMMIT): it ends where
     // this one starts.
@@ -176,8 +172,7 @@ Status BinlogStream::Begin(const EventHeader& header, uint64_t event_start) {
   }
   in_transaction_ = true;
   standalone_ = false;
-  pending_gtid_.clear();
-  txn_ = std::make_shared<const SourceTxn>(SourceTxn{"", header.server_id});
+  txn_ = std::make_shared<const SourceTxn>(SourceTxn{std::move(gtid), header.server_id});
   ordinal_ = 0;
   txn_time_us_ = int64_t{header.timestamp} * 1'000'000;
   txn_position_ = (file_number_ << 32) | (event_start & 0xffffffffULL);
@@ -185,11 +180,10 @@ Status BinlogStream::Begin(const EventHeader& header, uint64_t event_start) {
 }
 
 void BinlogStream::Commit() {
-  if (!pending_gtid_.empty()) position_.gtid = pending_gtid_;
+  if (!txn_->gtid.empty()) position_.gtid = txn_->gtid;
   pager_.Commit(position_.ToBookmark(), /*empty=*/ordinal_ == 0);
   in_transaction_ = false;
   standalone_ = false;
-  pending_gtid_.clear();
 }
 
 Status BinlogStream::HandleQuery(const EventHeader& h, std::string_view body,
@@ -197,13 +191,13 @@ Status BinlogStream::HandleQuery(const EventHeader& h, std::string_view body,
   ASSIGN_OR_RETURN(Query q, ParseQuery(body, fde_));
   const std::string_view s = q.statement;
   if (s == "BEGIN" || s == "XA START" || s.rfind("XA START ", 0) == 0) {
-    if (!in_transaction_) RETURN_IF_ERROR(Begin(h, event_start));
+    if (!in_transaction_) RETURN_IF_ERROR(Begin(h, "", event_start));
     standalone_ = false;
     return Status::Ok();
   }
   if (s == "COMMIT" || s == "ROLLBACK" || s.rfind("XA COMMIT", 0) == 0 ||
       s.rfind("XA ROLLBACK", 0) == 0) {
-    if (!in_transaction_) RETURN_IF_ERROR(Begin(h, event_start));
+    if (!in_transaction_) RETURN_IF_ERROR(Begin(h, "", event_start));
     Commit();
     return Status::Ok();
   }
@@ -217,7 +211,7 @@ Status BinlogStream::HandleQuery(const EventHeader& h, std::string_view body,
   spdlog::info("mysql-cdc: binlog {}:{}: {}", position_.file, event_start,
                s.substr(0, std::min<size_t>(s.size(), 200)));
   if (!in_transaction_) {
-    RETURN_IF_ERROR(Begin(h, event_start));
+    RETURN_IF_ERROR(Begin(h, "", event_start));
     Commit();
   } else if (standalone_) {
     Commit();
@@ -245,7 +239,7 @@ Status BinlogStream::HandleRows(const EventHeader& h, std::string_view body, uin
   }
   const StreamTable& table = *it->second.table;
   if (!table.streamed) return Status::Ok();
-  if (!in_transaction_) RETURN_IF_ERROR(Begin(h, event_start));
+  if (!in_transaction_) RETURN_IF_ERROR(Begin(h, "", event_start));
   std::string_view data = rows.rows;
   while (!data.empty()) {
     Change c;

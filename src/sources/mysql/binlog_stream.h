@@ -78,8 +78,9 @@ class BinlogStream {
   void ForgetTables() { tables_.clear(); }
 
  private:
-  // `event_start`: where the event being handled starts in its file.
-  Status Begin(const EventHeader& header, uint64_t event_start);
+  // `event_start`: where the event being handled starts in its file; `gtid` the transaction's
+  // ("" when no GTID event began it).
+  Status Begin(const EventHeader& header, std::string gtid, uint64_t event_start);
   void Commit();
   Status HandleQuery(const EventHeader& header, std::string_view body, uint64_t event_start);
   Status HandleTableMap(std::string_view body);
@@ -95,8 +96,8 @@ class BinlogStream {
 
   bool in_transaction_ = false;
   bool standalone_ = false;  // the open group is one DDL statement (MariaDB FL_STANDALONE)
-  std::string pending_gtid_;
-  std::shared_ptr<const SourceTxn> txn_;  // the open transaction's, shared by its changes
+  // The open (or last) transaction's GTID and server, shared by its changes.
+  std::shared_ptr<const SourceTxn> txn_;
   uint64_t txn_position_ = 0;  // commit_position of the open transaction's changes
   int64_t txn_time_us_ = 0;
   uint32_t ordinal_ = 0;  // changes of the open transaction so far
