@@ -37,12 +37,17 @@ Result<Guarantee> DeriveDelivery(const config::Document& doc, const SourceCapabi
   const bool deterministic = source.deterministic_replay;
   bool durable_state = state != Durability::kNone;
 
-  if (doc.delivery == config::RequestedDelivery::kAtLeastOnce) {
-    return sink.dedups_by_key ? Guarantee::kKeyedUpsert : Guarantee::kAtLeastOnce;
-  }
   auto fail = [&](const std::string& why) {
     return doc.root.Error("delivery", "exactly_once " + why);
   };
+  if (doc.delivery == config::RequestedDelivery::kAtLeastOnce) {
+    if (sink.watermark_configured) {
+      return doc.root.Error("delivery",
+                            "is at_least_once, but the sink's exactly_once settings are only used "
+                            "under delivery: exactly_once (set it, or remove them)");
+    }
+    return sink.dedups_by_key ? Guarantee::kKeyedUpsert : Guarantee::kAtLeastOnce;
+  }
   if (sink.overwrites) return fail("is not compatible with write_mode: overwrite");
   if (sink.atomic_watermark && deterministic && durable_state && !doc.dlq) {
     return Guarantee::kAtomicWatermark;

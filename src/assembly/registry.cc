@@ -88,7 +88,7 @@ const std::vector<SinkKind>& SinkKinds() {
       {"jsonl", false, false, MakeJsonlSink},     {"file", false, false, MakeJsonlSink},
       {"csv", false, false, MakeCsvSink},         {"stdout", false, false, MakeStdoutSink},
       {"postgres", true, true, MakePostgresSink}, {"sqlite", true, true, MakeSqliteSink},
-      {"mysql", true, true, MakeMysqlSink},       {"kafka", false, false, MakeKafkaSink},
+      {"mysql", true, true, MakeMysqlSink},       {"kafka", true, false, MakeKafkaSink},
   };
   return kKinds;
 }

@@ -18,6 +18,9 @@ const std::vector<CrashPointInfo>& RegisteredCrashPoints() {
       {"pipeline.after_flush", "the sink flushed the page; its bookmark is not persisted"},
       {"pipeline.after_persist", "the bookmark is persisted; it is not yet acknowledged upstream"},
       {"sink.jsonl.mid_page", "half of a page's lines reached the jsonl file, unflushed"},
+      {"sink.kafka.before_commit",
+       "a page's messages and commit token are in the brokers' logs, their transaction not "
+       "committed"},
       {"state.file.after_temp_write", "the new state is in a temp file that is not fsync'ed"},
       {"state.file.before_rename", "the temp state file is fsync'ed but not renamed into place"},
       {"state.file.after_rename", "the state file was renamed; its directory is not fsync'ed"},

@@ -26,6 +26,9 @@ struct SinkCapabilities {
   bool has_schema = false;
   // Can change the destination's schema (add a column, widen a type): SchemaPolicy kEvolve.
   bool evolves_schema = false;
+  // The config holds settings only the atomic watermark uses (kafka's `exactly_once:`), so a
+  // pipeline that would run without it is refused rather than silently at-least-once.
+  bool watermark_configured = false;
 };
 
 // The error of a bulk load (Sink::BeginBulkLoad) that a row of its target refused:

@@ -79,9 +79,14 @@ const Case kCases[] = {
     {kCsvSink, kUpsert, "exactly_once", kAppends, false},
     {kStdoutSink, kUpsert, "at_least_once", kAtLeastOnce, true},
     {kStdoutSink, kDelete, "exactly_once", kAppends, false},
-    // Kafka appends messages: a replay after a crash sends them again.
+    // Kafka commits a page's messages with its token in one Kafka transaction under
+    // exactly_once; at-least-once it appends, and a replay sends messages again. Settings of
+    // exactly_once in a pipeline that runs at-least-once are refused, not ignored.
     {kKafkaSink, kAppend, "at_least_once", kAtLeastOnce, true},
-    {kKafkaSink, kAppend, "exactly_once", kAppends, false},
+    {kKafkaSink, kAppend, "exactly_once", kWatermark, true},
+    {kKafkaSink, ", exactly_once: {transactional_id_prefix: p}", "exactly_once", kWatermark, true},
+    {kKafkaSink, ", exactly_once: {transactional_id_prefix: p}", "at_least_once",
+     "only used under delivery: exactly_once", false},
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.sink << c.mode << "} " << c.delivery; }

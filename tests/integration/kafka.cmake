@@ -1,6 +1,6 @@
 # The kafka sink against the broker scripts/services.sh starts, alone and under `faucet run`.
 faucet_test(faucet_kafka_integration_test ${CMAKE_CURRENT_LIST_DIR}/kafka_sink_test.cc
-  LIBS faucet_sink_kafka faucet_source_postgres_testing faucet_testing nlohmann_json::nlohmann_json)
+  LIBS faucet_sink_kafka_testing faucet_source_postgres_testing faucet_testing nlohmann_json::nlohmann_json)
 target_compile_definitions(faucet_kafka_integration_test PRIVATE
   FAUCET_BINARY="$<TARGET_FILE:faucet>")
 add_dependencies(faucet_kafka_integration_test faucet)

@@ -1,11 +1,12 @@
 // The kafka sink on the real broker scripts/services.sh starts: what one message carries (its
-// topic, key and value), an unreachable broker, and postgres-cdc -> kafka through `faucet run`
-// killed with SIGKILL while a writer changes the table: a consumer then finds every committed
-// change (at-least-once) and each key's last message carries the source's last value.
+// topic, key and value), an unreachable broker, the exactly-once transactions (a page and its
+// token committed together, a zombie producer fenced, another pipeline's open transaction
+// waited for), and postgres-cdc -> kafka through `faucet run` killed with SIGKILL while a
+// writer changes the table: at-least-once a consumer finds every committed change and each
+// key's last message carries the source's last value; exactly-once it finds each change once.
 #include "sinks/kafka/kafka_sink.h"
 
 #include <gtest/gtest.h>
-#include <librdkafka/rdkafka.h>
 #include <signal.h>
 #include <yaml-cpp/yaml.h>
 
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "sinks/kafka/kafka_test_support.h"
 #include "sources/postgres/pg_test_support.h"
 #include "testing/process.h"
 #include "testing/services.h"
@@ -28,75 +30,16 @@ namespace {
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
 
-struct Message {
-  std::string key;
-  std::string value;
-};
-
-// Every message of `topic` now, in partition order (the tests' topics have one partition):
-// read from the beginning of each partition to its end. Empty when the topic does not exist.
-std::vector<Message> ReadTopic(const std::string& brokers, const std::string& topic) {
-  char error[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  for (const auto& [k, v] :
-       std::map<std::string, std::string>{{"bootstrap.servers", brokers},
-                                          {"group.id", testing::UniqueName("reader")},
-                                          {"enable.partition.eof", "true"},
-                                          {"enable.auto.commit", "false"},
-                                          {"isolation.level", "read_committed"}}) {
-    EXPECT_EQ(rd_kafka_conf_set(conf, k.c_str(), v.c_str(), error, sizeof error), RD_KAFKA_CONF_OK)
-        << error;
-  }
-  std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)> consumer(
-      rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error), rd_kafka_destroy);
-  if (!consumer) {
-    ADD_FAILURE() << error;
-    return {};
-  }
-  const rd_kafka_metadata_t* metadata = nullptr;
-  std::unique_ptr<rd_kafka_topic_t, decltype(&rd_kafka_topic_destroy)> handle(
-      rd_kafka_topic_new(consumer.get(), topic.c_str(), nullptr), rd_kafka_topic_destroy);
-  if (rd_kafka_metadata(consumer.get(), 0, handle.get(), &metadata, 10'000) !=
-      RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return {};
-  }
-  rd_kafka_topic_partition_list_t* partitions = rd_kafka_topic_partition_list_new(1);
-  if (metadata->topic_cnt == 1 && metadata->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    for (int i = 0; i < metadata->topics[0].partition_cnt; ++i) {
-      rd_kafka_topic_partition_list_add(partitions, topic.c_str(),
-                                        metadata->topics[0].partitions[i].id)
-          ->offset = RD_KAFKA_OFFSET_BEGINNING;
-    }
-  }
-  rd_kafka_metadata_destroy(metadata);
-  const int count = partitions->cnt;
-  rd_kafka_assign(consumer.get(), partitions);
-  rd_kafka_topic_partition_list_destroy(partitions);
-  std::vector<Message> out;
-  int ended = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 30s * testing::TimeScale();
-  while (ended < count && std::chrono::steady_clock::now() < deadline) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), 200);
-    if (m == nullptr) continue;
-    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      ++ended;
-    } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      out.push_back({std::string(static_cast<const char*>(m->key), m->key_len),
-                     std::string(static_cast<const char*>(m->payload), m->len)});
-    } else {
-      ADD_FAILURE() << rd_kafka_message_errstr(m);
-    }
-    rd_kafka_message_destroy(m);
-  }
-  EXPECT_EQ(ended, count) << "topic " << topic << " not read to its end";
-  rd_kafka_consumer_close(consumer.get());
-  return out;
-}
+using kafka::testing::Message;
+using kafka::testing::ReadTopic;
 
 class KafkaSinkTest : public ::testing::Test {
  protected:
   const std::string brokers_ = testing::RequireEnv("FAUCET_TEST_KAFKA_BROKERS");
   const std::string prefix_ = testing::UniqueName("kafka");
+  // A scope of the test's own: its transactional.id is the sink's prefix and the scope, and
+  // another test's producer of the same id would fence this one's.
+  const std::string scope_ = prefix_ + ".pipe";
 };
 
 TEST_F(KafkaSinkTest, EachChangeIsAMessageOnItsTablesTopicKeyedByItsRow) {
@@ -153,30 +96,153 @@ TEST_F(KafkaSinkTest, ABrokerThatDoesNotAnswerIsAnErrorNamingIt) {
   EXPECT_NE(opened.message().find("127.0.0.1:1"), std::string::npos) << opened.ToString();
 }
 
+
+// A kafka sink on the test broker with exactly_once settings of its own (topics unique to the
+// test): `prefix` names the transactional ids, `timeout` the transaction timeout.
+std::unique_ptr<KafkaSink> ExactlyOnceSink(const std::string& brokers, const std::string& topic,
+                                           const std::string& tokens, int timeout_ms = 10'000) {
+  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(config::Block(
+      YAML::Load("{brokers: '" + brokers + "', topic: {name: '" + topic +
+                 "'}, exactly_once: {commit_token_topic: '" + tokens +
+                 "', transaction_timeout: " + std::to_string(timeout_ms) + "}}"),
+      std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
+  EXPECT_TRUE(options.ok()) << options.status().ToString();
+  return std::make_unique<KafkaSink>(*options);
+}
+
+Page PageOf(int from, int to) {
+  static const RelationPtr relation = [] {
+    auto r = std::make_shared<Relation>();
+    r->schema = "public";
+    r->name = "t";
+    r->columns = {{"id", ValueType::kInt, 20, -1, true}};
+    return r;
+  }();
+  Page page;
+  for (int id = from; id <= to; ++id) {
+    Change c;
+    c.op = ChangeOp::kInsert;
+    c.relation = relation;
+    c.after = Row{Cell::Value(std::to_string(id))};
+    page.changes.push_back(std::move(c));
+  }
+  return page;
+}
+
+TEST_F(KafkaSinkTest, ExactlyOnceCommitsEachPageWithItsTokenAndARestartReadsTheLast) {
+  const std::string topic = prefix_ + ".t", tokens = prefix_ + ".tokens";
+  {
+    auto sink = ExactlyOnceSink(brokers_, topic, tokens);
+    Result<std::optional<std::string>> none = sink->CommittedToken(scope_);
+    ASSERT_OK(none);
+    EXPECT_FALSE(none->has_value());
+    ASSERT_OK(sink->Open(false));
+    ASSERT_OK(sink->WriteIdempotent(PageOf(1, 3), scope_, "token-1"));
+    ASSERT_OK(sink->WriteIdempotent(PageOf(4, 5), scope_, "token-2"));
+  }
+  // Another scope on the same token topic does not hide this one's token.
+  {
+    auto other = ExactlyOnceSink(brokers_, topic + ".other", tokens);
+    ASSERT_OK(other->CommittedToken(scope_ + ".other"));
+    ASSERT_OK(other->WriteIdempotent(PageOf(1, 1), scope_ + ".other", "other-1"));
+  }
+  auto restarted = ExactlyOnceSink(brokers_, topic, tokens);
+  Result<std::optional<std::string>> last = restarted->CommittedToken(scope_);
+  ASSERT_OK(last);
+  EXPECT_EQ(last->value_or("none"), "token-2");
+  const std::vector<Message> got = ReadTopic(brokers_, topic);
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got[4].key, R"({"id":5})");
+}
+
+// A second process with the same pipeline fences the first: the first stops with an error
+// saying so (never retried), and nothing it produced after being fenced becomes visible.
+TEST_F(KafkaSinkTest, AZombieProducerIsFencedAndStopsWithAClearError) {
+  const std::string topic = prefix_ + ".t", tokens = prefix_ + ".tokens";
+  auto first = ExactlyOnceSink(brokers_, topic, tokens);
+  ASSERT_OK(first->CommittedToken(scope_));
+  ASSERT_OK(first->WriteIdempotent(PageOf(1, 2), scope_, "first-1"));
+
+  auto second = ExactlyOnceSink(brokers_, topic, tokens);
+  Result<std::optional<std::string>> seen = second->CommittedToken(scope_);
+  ASSERT_OK(seen);
+  EXPECT_EQ(seen->value_or("none"), "first-1");
+
+  const Status zombie = first->WriteIdempotent(PageOf(3, 4), scope_, "first-2");
+  EXPECT_EQ(zombie.code(), StatusCode::kFailedPrecondition) << zombie.ToString();
+  EXPECT_NE(zombie.message().find("a second faucet process runs this pipeline"),
+            std::string::npos)
+      << zombie.ToString();
+  ASSERT_OK(second->WriteIdempotent(PageOf(3, 4), scope_, "second-1"));
+
+  const std::vector<Message> got = ReadTopic(brokers_, topic);
+  ASSERT_EQ(got.size(), 4u);  // 1, 2 from the first; 3, 4 once, from the second
+  EXPECT_EQ(got[2].key, R"({"id":3})");
+  auto again = ExactlyOnceSink(brokers_, topic, tokens);
+  EXPECT_EQ(again->CommittedToken(scope_)->value_or("none"), "second-1");
+}
+
+// Another producer's open transaction on the token topic hides what comes after it from a
+// read_committed reader: the read waits for it (up to the transaction timeout) instead of
+// taking an older token, and then finds the newest.
+TEST_F(KafkaSinkTest, AnOpenTransactionOnTheTokenTopicIsWaitedForNotReadPast) {
+  const std::string topic = prefix_ + ".t", tokens = prefix_ + ".tokens";
+  auto sink = ExactlyOnceSink(brokers_, topic, tokens);
+  ASSERT_OK(sink->CommittedToken(scope_));
+  ASSERT_OK(sink->WriteIdempotent(PageOf(1, 1), scope_, "token-1"));
+
+  kafka::testing::TransactionalProducer other(brokers_, prefix_ + ".other");
+  other.ProduceOpen(tokens, scope_ + ".other", "open");
+  ASSERT_OK(sink->WriteIdempotent(PageOf(2, 2), scope_, "token-2"));  // after the open one
+
+  auto impatient = ExactlyOnceSink(brokers_, topic, tokens, /*timeout_ms=*/2'000);
+  Result<std::optional<std::string>> blocked = impatient->CommittedToken(scope_);
+  ASSERT_FALSE(blocked.ok()) << "read past an open transaction: " << blocked->value_or("none");
+  EXPECT_EQ(blocked.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(blocked.status().message().find("a transaction stays open"), std::string::npos)
+      << blocked.status().ToString();
+
+  other.Commit();
+  auto patient = ExactlyOnceSink(brokers_, topic, tokens);
+  EXPECT_EQ(patient->CommittedToken(scope_)->value_or("none"), "token-2");
+}
+
+class KafkaPipelineTest : public KafkaSinkTest,
+                          public ::testing::WithParamInterface<const char*> {};
+
 // postgres-cdc -> kafka with `faucet run`, SIGKILLed twice while a writer inserts and updates:
-// every row reaches the topic, and each key's last message is its last change.
-TEST_F(KafkaSinkTest, PostgresChangesSurviveSigkillsAtLeastOnce) {
+// every change reaches the topic and each key's last message is its last change; under
+// exactly_once a read_committed consumer sees each change exactly once, in order per key.
+TEST_P(KafkaPipelineTest, PostgresChangesSurviveSigkills) {
+  const bool exactly_once = std::string(GetParam()) == "exactly_once";
   postgres::testing::TestDb db;
   postgres::testing::CdcTable table(db, prefix_, "id int8 PRIMARY KEY, v text");
   const std::string topic = prefix_ + ".topic";
   const std::string dir = testing::TempDir("kafka");
   const std::string config = dir + "/pipe.yaml";
-  std::ofstream(config) << "version: 1\nname: " << prefix_ << "\npipeline:\n"
+  std::ofstream(config) << "version: 1\nname: " << prefix_ << "\ndelivery: " << GetParam()
+                        << "\npipeline:\n"
                         << "  source: " << table.SourceYaml() << "\n"
                         << "  sink: {type: kafka, config: {brokers: '" << brokers_
-                        << "', topic: {type: fixed, name: '" << topic << "'}, linger: 2}}\n"
+                        << "', topic: {type: fixed, name: '" << topic << "'}, linger: 2"
+                        << (exactly_once ? ", exactly_once: {commit_token_topic: '" + prefix_ +
+                                               ".tokens', transaction_timeout: 10000}"
+                                         : "")
+                        << "}}\n"
                         << "  state: {type: file, config: {path: '" << dir << "/state'}}\n";
   // The slot exists from here: every change after it is streamed.
-  ASSERT_EQ(testing::RunProcess({FAUCET_BINARY, "run", config}).exit_code, 0);
+  testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "run", config});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
 
   std::atomic<bool> stop{false};
-  std::atomic<int64_t> rows{0};
+  std::atomic<int64_t> rows{0}, updates{0};
   std::thread writer([&] {
     postgres::testing::TestDb w(db.url());
     for (int64_t id = 1; !stop; ++id) {
       w.Exec("INSERT INTO " + prefix_ + " VALUES (" + std::to_string(id) + ", 'v')");
       if (id % 3 == 0) {
         w.Exec("UPDATE " + prefix_ + " SET v = v || 'x' WHERE id = " + std::to_string(id / 2));
+        ++updates;
       }
       rows = id;
     }
@@ -204,14 +270,26 @@ TEST_F(KafkaSinkTest, PostgresChangesSurviveSigkillsAtLeastOnce) {
     want[std::stoll(row->substr(0, eq))] = row->substr(eq + 1);
   }
   std::map<int64_t, std::string> last_value;
-  size_t messages = 0;
+  size_t messages = 0, out_of_order = 0;
   for (const Message& m : ReadTopic(brokers_, topic)) {
     const Json after = Json::parse(m.value)["after"];
-    last_value[after["id"].get<int64_t>()] = after["v"].get<std::string>();
-    EXPECT_EQ(m.key, R"({"id":)" + std::to_string(after["id"].get<int64_t>()) + "}");
+    const int64_t id = after["id"].get<int64_t>();
+    const std::string v = after["v"].get<std::string>();
+    // Each update appends an 'x': a key's values grow, strictly when nothing is sent twice.
+    const std::string& before = last_value[id];
+    if (!before.empty() && (exactly_once ? v.size() <= before.size() : v.size() < before.size()) &&
+        ++out_of_order <= 5) {
+      ADD_FAILURE() << "id " << id << ": " << v << " after " << before;
+    }
+    last_value[id] = v;
+    EXPECT_EQ(m.key, R"({"id":)" + std::to_string(id) + "}");
     ++messages;
   }
-  EXPECT_GE(messages, want.size());
+  if (exactly_once) {
+    EXPECT_EQ(messages, static_cast<size_t>(rows + updates)) << "each change exactly once";
+  } else {
+    EXPECT_GE(messages, static_cast<size_t>(rows + updates));
+  }
   EXPECT_EQ(last_value.size(), want.size());
   size_t differ = 0;
   for (const auto& [id, v] : want) {
@@ -221,6 +299,9 @@ TEST_F(KafkaSinkTest, PostgresChangesSurviveSigkillsAtLeastOnce) {
   }
   EXPECT_EQ(differ, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Delivery, KafkaPipelineTest,
+                         ::testing::Values("at_least_once", "exactly_once"));
 
 }  // namespace
 }  // namespace faucet

@@ -4,7 +4,9 @@
 
 #include <utility>
 
+#include "core/crash_point.h"
 #include "core/json_render.h"
+#include "sinks/kafka/token_topic.h"
 
 namespace faucet {
 namespace {
@@ -33,19 +35,21 @@ void ErrorCallback(rd_kafka_t*, int error, const char*, void* opaque) {
   static_cast<KafkaSink*>(opaque)->OnError(error);
 }
 
-// librdkafka's own log lines (syslog levels) into faucet's log.
-void LogCallback(const rd_kafka_t*, int level, const char* facility, const char* line) {
-  const auto spd_level = level <= 4   ? spdlog::level::warn
-                         : level <= 6 ? spdlog::level::info
-                                      : spdlog::level::debug;
-  spdlog::log(spd_level, "kafka: {}: {}", facility, line);
+// A Kafka transactional call's error as text, with what librdkafka says of it.
+std::string Describe(const rd_kafka_error_t* error) {
+  std::string text = rd_kafka_error_string(error);
+  if (rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__FENCED) {
+    text += " (another producer with this transactional.id started: a second faucet process "
+            "runs this pipeline)";
+  }
+  return text;
 }
 
 }  // namespace
 
 Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) {
   KafkaSinkOptions o;
-  for (const char* key : {"partition_path", "headers_path", "auth", "exactly_once"}) {
+  for (const char* key : {"partition_path", "headers_path", "auth"}) {
     if (cfg.Has(key)) {
       return cfg.KeyError(key, "not available in this build of the kafka sink yet");
     }
@@ -92,6 +96,22 @@ Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) 
   for (const std::string& key : extra.Keys()) {
     ASSIGN_OR_RETURN(o.extra[key], extra.RequiredString(key));
   }
+
+  o.exactly_once_set = cfg.Has("exactly_once");
+  ASSIGN_OR_RETURN(config::Block eo, cfg.Child("exactly_once"));
+  ASSIGN_OR_RETURN(o.transactional_id_prefix,
+                   eo.String("transactional_id_prefix", o.transactional_id_prefix));
+  ASSIGN_OR_RETURN(o.commit_token_topic, eo.String("commit_token_topic", o.commit_token_topic));
+  if (o.transactional_id_prefix.empty()) return eo.Error("transactional_id_prefix", "is empty");
+  if (o.commit_token_topic.empty()) return eo.Error("commit_token_topic", "is empty");
+  ASSIGN_OR_RETURN(int64_t txn_timeout, eo.Int("transaction_timeout", 60'000, 1'000, 900'000));
+  o.transaction_timeout = std::chrono::milliseconds(txn_timeout);
+  // A transaction's messages must be delivered before the brokers abort it.
+  if (o.exactly_once_set && cfg.Has("message_timeout") &&
+      o.message_timeout > o.transaction_timeout) {
+    return cfg.Error("message_timeout", "must not exceed exactly_once.transaction_timeout (" +
+                                            std::to_string(txn_timeout) + " ms)");
+  }
   return o;
 }
 
@@ -103,47 +123,130 @@ KafkaSink::~KafkaSink() {
   if (producer_ != nullptr) rd_kafka_destroy(producer_);
 }
 
-Status KafkaSink::Open(bool resuming) {
-  (void)resuming;  // a topic is only ever appended to
-  if (producer_ != nullptr) return Internal(who_ + ": opened twice");
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char error[512];
-  std::map<std::string, std::string> properties = {
-      {"bootstrap.servers", options_.brokers},
+SinkCapabilities KafkaSink::Capabilities() const {
+  SinkCapabilities c;
+  c.atomic_watermark = true;
+  c.watermark_configured = options_.exactly_once_set;
+  return c;
+}
+
+kafka::Properties KafkaSink::ClientProperties() const {
+  kafka::Properties properties = {{"bootstrap.servers", options_.brokers}};
+  for (const auto& [key, value] : options_.extra) properties[key] = value;
+  return properties;
+}
+
+Status KafkaSink::Connect(const std::string& transactional_id) {
+  kafka::Properties properties = {
       {"acks", options_.acks},
       {"enable.idempotence", options_.idempotent ? "true" : "false"},
       {"compression.codec", options_.compression},
       {"linger.ms", std::to_string(options_.linger.count())},
       {"message.timeout.ms", std::to_string(options_.message_timeout.count())},
   };
-  for (const auto& [key, value] : options_.extra) properties[key] = value;
-  for (const auto& [key, value] : properties) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof error) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      // librdkafka names the property; the value may be a secret and is not repeated.
-      return InvalidArgument(who_ + ": client property " + key + ": " + error);
-    }
+  if (!transactional_id.empty()) {
+    const auto timeout = options_.transaction_timeout;
+    properties["transactional.id"] = transactional_id;
+    properties["transaction.timeout.ms"] = std::to_string(timeout.count());
+    properties["message.timeout.ms"] =
+        std::to_string(std::min(options_.message_timeout, timeout).count());
   }
+  for (const auto& [key, value] : ClientProperties()) properties[key] = value;
+  ASSIGN_OR_RETURN(rd_kafka_conf_t* conf, kafka::NewConf(properties, who_));
   rd_kafka_conf_set_opaque(conf, this);
   rd_kafka_conf_set_dr_msg_cb(conf, DeliveryCallback);
   rd_kafka_conf_set_error_cb(conf, ErrorCallback);
-  rd_kafka_conf_set_log_cb(conf, LogCallback);
-  producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-  if (producer_ == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    return InvalidArgument(who_ + ": cannot create a producer: " + error);
-  }
+  ASSIGN_OR_RETURN(kafka::Client producer, kafka::NewClient(RD_KAFKA_PRODUCER, conf, who_));
   const rd_kafka_metadata_t* metadata = nullptr;
   const rd_kafka_resp_err_t err =
-      rd_kafka_metadata(producer_, 0, nullptr, &metadata, kMetadataTimeoutMs);
+      rd_kafka_metadata(producer.get(), 0, nullptr, &metadata, kMetadataTimeoutMs);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Unavailable(who_ + ": no broker answered within " +
                        std::to_string(kMetadataTimeoutMs / 1000) + " s (" + rd_kafka_err2str(err) +
                        ")");
   }
   rd_kafka_metadata_destroy(metadata);
+  producer_ = producer.release();
+  transactional_id_ = transactional_id;
   return Status::Ok();
+}
+
+Status KafkaSink::Open(bool resuming) {
+  (void)resuming;  // a topic is only ever appended to
+  if (producer_ != nullptr) return Status::Ok();  // CommittedToken made it
+  return Connect("");
+}
+
+Status KafkaSink::StartTransactions(const std::string& scope) {
+  const std::string id = options_.transactional_id_prefix + "-" + scope;
+  if (producer_ != nullptr) {
+    if (transactional_id_ == id) return Status::Ok();
+    return Internal(who_ + ": the producer of transactional.id '" + transactional_id_ +
+                    "' asked to write scope '" + scope + "'");
+  }
+  RETURN_IF_ERROR(Connect(id));
+  RETURN_IF_ERROR(kafka::EnsureTokenTopic(producer_, options_.commit_token_topic,
+                                          std::chrono::milliseconds(kMetadataTimeoutMs), who_));
+  // Fences older producers of the id and waits until their open transaction is aborted.
+  rd_kafka_error_t* error =
+      rd_kafka_init_transactions(producer_, static_cast<int>(options_.transaction_timeout.count()));
+  if (error != nullptr) return TransactionError(error, "starting transactional.id " + id);
+  return Status::Ok();
+}
+
+Result<std::optional<std::string>> KafkaSink::CommittedToken(const std::string& scope) {
+  RETURN_IF_ERROR(StartTransactions(scope));
+  return kafka::ReadLastToken(ClientProperties(), options_.commit_token_topic, scope,
+                              options_.transaction_timeout, who_);
+}
+
+Status KafkaSink::WriteIdempotent(const Page& page, const std::string& scope,
+                                  const std::string& token) {
+  RETURN_IF_ERROR(StartTransactions(scope));
+  return Transact(page, &scope, &token);
+}
+
+Status KafkaSink::Transact(const Page& page, const std::string* scope, const std::string* token) {
+  if (rd_kafka_error_t* error = rd_kafka_begin_transaction(producer_)) {
+    return TransactionError(error, "beginning a transaction");
+  }
+  RETURN_IF_ERROR(ProduceAll(page));
+  if (token != nullptr) {
+    RETURN_IF_ERROR(Produce(TopicHandle(options_.commit_token_topic), *scope, *token));
+  }
+  CrashPoint("sink.kafka.before_commit");
+  // A broker that does not answer makes the commit time out, retriably: it goes on where it
+  // stopped once the broker is back.
+  const auto deadline = std::chrono::steady_clock::now() + options_.message_timeout;
+  while (true) {
+    rd_kafka_error_t* error = rd_kafka_commit_transaction(producer_, kMetadataTimeoutMs);
+    if (error == nullptr) break;
+    if (!rd_kafka_error_is_retriable(error) || std::chrono::steady_clock::now() > deadline) {
+      return TransactionError(error, "committing a transaction");
+    }
+    spdlog::warn("{}: committing a transaction: {}; retrying", who_, Describe(error));
+    rd_kafka_error_destroy(error);
+  }
+  return Failure();
+}
+
+Status KafkaSink::TransactionError(rd_kafka_error_t* error, const std::string& what) {
+  const std::string text = who_ + ": " + what + ": " + Describe(error);
+  const bool fatal = rd_kafka_error_is_fatal(error);
+  const bool abort = rd_kafka_error_txn_requires_abort(error);
+  rd_kafka_error_destroy(error);
+  if (fatal) return FailedPrecondition(text);
+  if (!abort) return Unavailable(text);
+  // Nothing of the transaction becomes visible; the next one starts clean.
+  first_error_.clear();
+  failed_ = 0;
+  if (rd_kafka_error_t* aborted = rd_kafka_abort_transaction(
+          producer_, static_cast<int>(options_.transaction_timeout.count()))) {
+    const std::string why = Describe(aborted);
+    rd_kafka_error_destroy(aborted);
+    return Unavailable(text + "; aborting it failed too: " + why);
+  }
+  return Unavailable(text + " (the transaction was aborted: none of it is visible)");
 }
 
 Result<std::string> KafkaSink::TopicOf(const Change& change) const {
@@ -192,7 +295,15 @@ KafkaSink::TableShape& KafkaSink::ShapeOf(const RelationPtr& relation) {
 rd_kafka_topic_t* KafkaSink::TopicHandle(const std::string& name) {
   auto it = topics_.find(name);
   if (it != topics_.end()) return it->second;
-  return topics_.emplace(name, rd_kafka_topic_new(producer_, name.c_str(), nullptr)).first->second;
+  rd_kafka_topic_t* topic = rd_kafka_topic_new(producer_, name.c_str(), nullptr);
+  // Asking for the topic's metadata now saves the first message librdkafka's wait for its
+  // next topic scan (about 1 s); an error shows again, named, when a message fails.
+  const rd_kafka_metadata_t* metadata = nullptr;
+  if (rd_kafka_metadata(producer_, 0, topic, &metadata, kMetadataTimeoutMs) ==
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_metadata_destroy(metadata);
+  }
+  return topics_.emplace(name, topic).first->second;
 }
 
 void KafkaSink::RenderKey(const Change& change, const TableShape& shape) {
@@ -219,6 +330,11 @@ std::string KafkaSink::KeyOf(const Change& change) {
 
 Status KafkaSink::Write(const Page& page) {
   if (producer_ == nullptr) return Internal(who_ + ": written before Open");
+  if (!transactional_id_.empty()) return Transact(page, nullptr, nullptr);
+  return ProduceAll(page);
+}
+
+Status KafkaSink::ProduceAll(const Page& page) {
   for (const Change& change : page.changes) {
     TableShape& shape = ShapeOf(change.relation);
     rd_kafka_topic_t* topic = shape.topic;
@@ -230,22 +346,29 @@ Status KafkaSink::Write(const Page& page) {
     RenderKey(change, shape);
     value_.clear();
     AppendChangeJson(change, value_);
-    while (true) {
-      const rd_kafka_resp_err_t err = rd_kafka_producev(
-          producer_, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-          RD_KAFKA_V_KEY(key_.empty() ? nullptr : key_.data(), key_.size()),
-          RD_KAFKA_V_VALUE(value_.data(), value_.size()), RD_KAFKA_V_END);
-      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
-      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-        return Unavailable(who_ + ": cannot produce to topic " + rd_kafka_topic_name(topic) + ": " +
-                           rd_kafka_err2str(err));
-      }
-      rd_kafka_poll(producer_, 100);  // the queue drains as the broker acknowledges
-      RETURN_IF_ERROR(Failure());
-    }
+    RETURN_IF_ERROR(Produce(topic, key_, value_));
   }
   rd_kafka_poll(producer_, 0);
   return Failure();
+}
+
+Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key,
+                          const std::string& value) {
+  while (true) {
+    const rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer_, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        // Copied (F_COPY): librdkafka's macros only lack the const.
+        RD_KAFKA_V_KEY(key.empty() ? nullptr : const_cast<char*>(key.data()), key.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      RETURN_IF_ERROR(Failure());  // a fatal error says why
+      return Unavailable(who_ + ": cannot produce to topic " + rd_kafka_topic_name(topic) + ": " +
+                         rd_kafka_err2str(err));
+    }
+    rd_kafka_poll(producer_, 100);  // the queue drains as the broker acknowledges
+    RETURN_IF_ERROR(Failure());
+  }
 }
 
 Status KafkaSink::Flush() {
@@ -262,7 +385,9 @@ Status KafkaSink::Failure() const {
   if (first_error_.empty()) return Status::Ok();
   const std::string counted =
       failed_ > 0 ? std::to_string(failed_) + " message(s) not acknowledged, the first: " : "";
-  return Unavailable(who_ + ": " + counted + first_error_);
+  // A fatal error ends the producer: retrying the run cannot help while its cause stays.
+  return Status(fatal_ ? StatusCode::kFailedPrecondition : StatusCode::kUnavailable,
+                who_ + ": " + counted + first_error_);
 }
 
 void KafkaSink::OnDelivery(const rd_kafka_message_t& message) {
@@ -279,8 +404,13 @@ void KafkaSink::OnError(int error) {
   // retries until message_timeout.
   if (static_cast<rd_kafka_resp_err_t>(error) != RD_KAFKA_RESP_ERR__FATAL) return;
   char fatal[512];
-  rd_kafka_fatal_error(producer_, fatal, sizeof fatal);
-  if (first_error_.empty()) first_error_ = std::string("fatal producer error: ") + fatal;
+  const rd_kafka_resp_err_t code = rd_kafka_fatal_error(producer_, fatal, sizeof fatal);
+  fatal_ = true;
+  first_error_ = std::string("fatal producer error: ") + fatal;
+  if (code == RD_KAFKA_RESP_ERR__FENCED) {
+    first_error_ += " (another producer with this transactional.id started: a second faucet "
+                    "process runs this pipeline)";
+  }
 }
 
 Result<std::unique_ptr<Sink>> MakeKafkaSink(const config::Block& cfg) {

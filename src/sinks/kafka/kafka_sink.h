@@ -8,11 +8,22 @@
 // partition. Its topic is fixed, a template of the change's table ("{schema}.{table}"), or a
 // field of the change (`from_path`).
 //
-// Delivery: Write hands the messages to the producer; Flush returns once the broker has
-// acknowledged every one of them (acks=all by default) or reports the first that failed.
-// The pipeline persists a bookmark only after Flush, so a crash replays the pages after it:
-// at-least-once, and a consumer may see a message twice. Order: one key goes to one partition,
-// and the idempotent producer keeps the order of a partition's messages through retries.
+// Delivery, at-least-once: Write hands the messages to the producer; Flush returns once the
+// broker has acknowledged every one of them (acks=all by default) or reports the first that
+// failed. The pipeline persists a bookmark only after Flush, so a crash replays the pages after
+// it and a consumer may see a message twice.
+//
+// Delivery, exactly-once (the atomic watermark, under `delivery: exactly_once`): CommittedToken
+// makes a transactional producer whose transactional.id belongs to the pipeline's scope
+// (`<transactional_id_prefix>-<scope>`); starting it fences any older producer with that id and
+// aborts its open transaction. WriteIdempotent then commits a page's messages and the page's
+// commit token (on the compacted commit-token topic, token_topic.h) in one Kafka transaction,
+// so a read_committed consumer sees each page once, and a restart resumes after the last
+// token. A fenced producer (another process took the id) fails with kFailedPrecondition and
+// never retries.
+//
+// Order: one key goes to one partition, and the idempotent producer keeps the order of a
+// partition's messages through retries.
 //
 // Not thread-safe: one pipeline thread calls it (librdkafka's callbacks run inside its calls).
 #pragma once
@@ -27,6 +38,7 @@
 
 #include "config/block.h"
 #include "core/sink.h"
+#include "sinks/kafka/client.h"
 
 namespace faucet {
 
@@ -43,12 +55,21 @@ struct KafkaSinkOptions {
   std::chrono::milliseconds linger{5};
   std::chrono::milliseconds message_timeout{300'000};
   std::map<std::string, std::string> extra;  // extra_client_config: librdkafka properties
+  // exactly_once: the transactional producer's id prefix, the commit-token topic, and
+  // transaction.timeout.ms (also how long a restart waits for a crashed producer's transaction
+  // on the token topic to be aborted). `exactly_once_set`: the block was written, so a
+  // pipeline that does not use it is an error (SinkCapabilities::watermark_configured).
+  std::string transactional_id_prefix = "faucet";
+  std::string commit_token_topic = "faucet_commit_tokens";
+  std::chrono::milliseconds transaction_timeout{60'000};
+  bool exactly_once_set = false;
 
   // Reads `brokers` (a string or a list), `topic` ({type: fixed, name} or {type: from_path,
   // path}), `key_path`, `value_format` ({type: json}), `compression`, `acks`, `idempotent`
   // (default: true unless `acks` is not all), `linger` and `message_timeout` (milliseconds),
-  // `extra_client_config`; keys of the reference this build does not implement yet
-  // (`partition_path`, `headers_path`, `auth`, `exactly_once`) are errors naming them. No I/O.
+  // `extra_client_config`, `exactly_once` ({transactional_id_prefix, commit_token_topic,
+  // transaction_timeout}); keys of the reference this build does not implement yet
+  // (`partition_path`, `headers_path`, `auth`) are errors naming them. No I/O.
   static Result<KafkaSinkOptions> FromConfig(const config::Block& cfg);
 };
 
@@ -59,14 +80,27 @@ class KafkaSink : public Sink {
   KafkaSink(const KafkaSink&) = delete;
   KafkaSink& operator=(const KafkaSink&) = delete;
 
-  // Creates the producer and asks the brokers for their metadata: unreachable brokers are
-  // kUnavailable naming them, a property librdkafka refuses kInvalidArgument naming it.
+  // Can commit tokens (the atomic watermark) whatever the config says.
+  SinkCapabilities Capabilities() const override;
+  // Creates the producer (unless CommittedToken made the transactional one) and asks the
+  // brokers for their metadata: unreachable brokers are kUnavailable naming them, a property
+  // librdkafka refuses kInvalidArgument naming it.
   Status Open(bool resuming) override;
-  // Queues the page's messages (waiting while the producer's queue is full).
+  // Queues the page's messages (waiting while the producer's queue is full); with the
+  // transactional producer, commits them in a transaction of their own.
   Status Write(const Page& page) override;
   // Waits until every queued message is acknowledged; kUnavailable naming the topic and the
   // broker's error when one was not (the page is then replayed by the next run).
   Status Flush() override;
+  // The page's messages and `token` (keyed `scope` on the commit-token topic) in one Kafka
+  // transaction. A broker that does not answer is retried until message_timeout; a
+  // transaction the brokers refuse is aborted (kUnavailable: none of it is visible); a fenced
+  // producer is kFailedPrecondition.
+  Status WriteIdempotent(const Page& page, const std::string& scope,
+                         const std::string& token) override;
+  // Starts the transactional producer of `scope` (fencing older ones), then reads the scope's
+  // last token from the commit-token topic (made if missing).
+  Result<std::optional<std::string>> CommittedToken(const std::string& scope) override;
 
   // The topic and key of `change` (for tests; Write uses them).
   Result<std::string> TopicOf(const Change& change) const;
@@ -87,6 +121,22 @@ class KafkaSink : public Sink {
     rd_kafka_topic_t* topic = nullptr;  // owned by topics_; null until Write needs it
   };
   TableShape& ShapeOf(const RelationPtr& relation);
+  // The librdkafka properties of the config (brokers, acks, ..., extra_client_config last).
+  kafka::Properties ClientProperties() const;
+  // Makes the producer (transactional when `transactional_id` is not empty) and checks that the
+  // brokers answer.
+  Status Connect(const std::string& transactional_id);
+  // The transactional producer of `scope`, made and initialised once.
+  Status StartTransactions(const std::string& scope);
+  // Produces one message (waiting while the producer's queue is full).
+  Status Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string& value);
+  // Queues the messages of `page`.
+  Status ProduceAll(const Page& page);
+  // Begins a transaction, produces `page` (and `token` keyed `scope`), commits.
+  Status Transact(const Page& page, const std::string* scope, const std::string* token);
+  // The status of a failed transactional call `what` (taking `error`), aborting the
+  // transaction when the brokers require it.
+  Status TransactionError(rd_kafka_error_t* error, const std::string& what);
   // The producer's handle of topic `name` (made once: librdkafka would look it up per message).
   rd_kafka_topic_t* TopicHandle(const std::string& name);
   // The key of `change` into key_ ("" for none).
@@ -96,6 +146,7 @@ class KafkaSink : public Sink {
   const KafkaSinkOptions options_;
   const std::string who_;  // "kafka <brokers>", for messages
   rd_kafka_t* producer_ = nullptr;
+  std::string transactional_id_;  // of producer_; "" when it is not transactional
   std::map<const Relation*, TableShape> shapes_;
   std::map<std::string, rd_kafka_topic_t*> topics_;
   std::string value_;  // the message being produced (reused)
@@ -103,6 +154,7 @@ class KafkaSink : public Sink {
   Change key_change_;        // the key columns of the change being produced, as a row (reused)
   std::string first_error_;  // the first delivery or fatal error since Open
   uint64_t failed_ = 0;      // messages the broker did not take
+  bool fatal_ = false;       // the producer had a fatal error (first_error_ says which)
 };
 
 // The sink for a `kafka` config block, not yet opened (no I/O: `faucet validate`).

@@ -1,0 +1,5 @@
+faucet_test(faucet_kafka_exactly_once_test ${CMAKE_CURRENT_LIST_DIR}/kafka_exactly_once_test.cc
+  LIBS faucet_sink_kafka_testing faucet_source_postgres_testing nlohmann_json::nlohmann_json)
+target_compile_definitions(faucet_kafka_exactly_once_test PRIVATE
+  FAUCET_BINARY="$<TARGET_FILE:faucet>")
+add_dependencies(faucet_kafka_exactly_once_test faucet)
