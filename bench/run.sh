@@ -35,7 +35,8 @@
 #             checked: faucet's line count and last bookmark (the range's end), mariadb-binlog's
 #             decoded row count and raw byte count.
 #   kafka     postgres-cdc -> kafka (`faucet run`, at-least-once: acks=all, idempotent, linger 5
-#             ms) on copies of the cdc scenario's slots, beside its limit: kcat producing the
+#             ms; and `<label>-eo`: delivery exactly_once, a Kafka transaction per page, counted
+#             and timed read_committed) on copies of the cdc scenario's slots, beside its limit: kcat producing the
 #             same messages (faucet's own, read back from its topic with their keys, one per
 #             line) with the same producer settings. Both into a new one-partition topic of the
 #             broker scripts/services.sh starts (created before, with a marker message), timed
@@ -307,15 +308,27 @@ kafka_last_time() {
   kcat -C -b "$FAUCET_TEST_KAFKA_BROKERS" -t "$1" -o -1 -e -q -f '%T\n' | awk '{ t = $1 } END { printf "%.3f", t / 1000 }'
 }
 
-# kafka_faucet BIN NAME TEMPLATE_SLOT PUBLICATION TOPIC: faucet postgres-cdc -> kafka on a copy
-# of the template slot; prints its start time.
+# Messages of TOPIC a read_committed consumer sees (a transactional topic's offsets also
+# count its commit markers).
+kafka_committed() {
+  kcat -C -b "$FAUCET_TEST_KAFKA_BROKERS" -t "$1" -X isolation.level=read_committed -o beginning -e -q -f '.\n' | wc -l
+}
+# The append time of TOPIC's last message when its last offsets may be commit markers.
+kafka_last_committed_time() {
+  kcat -C -b "$FAUCET_TEST_KAFKA_BROKERS" -t "$1" -X isolation.level=read_committed -o -4 -e -q -f '%T\n' | awk '{ t = $1 } END { printf "%.3f", t / 1000 }'
+}
+
+# kafka_faucet BIN NAME TEMPLATE_SLOT PUBLICATION TOPIC [exactly_once]: faucet postgres-cdc ->
+# kafka on a copy of the template slot; prints its start time.
 kafka_faucet() {
-  local bin=$1 name=$2 tmpl=$3 pub=$4 topic=$5 s
+  local bin=$1 name=$2 tmpl=$3 pub=$4 topic=$5 eo=${6:-} s extra=""
   sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('$tmpl', 'k_$name')" >/dev/null
   rm -rf "$WORK/state-kafka_$name"
-  faucet_cdc_yaml "kafka_$name" "k_$name" "$pub" \
-    "  sink: { type: kafka, config: { brokers: '$FAUCET_TEST_KAFKA_BROKERS', topic: { name: $topic } } }" \
-    >"$WORK/kafka.yaml"
+  [[ -z $eo ]] || extra=", exactly_once: { commit_token_topic: tokens-$topic }"
+  { faucet_cdc_yaml "kafka_$name" "k_$name" "$pub" \
+    "  sink: { type: kafka, config: { brokers: '$FAUCET_TEST_KAFKA_BROKERS', topic: { name: $topic }$extra } }"
+    [[ -z $eo ]] || echo "delivery: exactly_once"
+  } >"$WORK/kafka.yaml"
   s=$(now)
   /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/kafka.yaml" 2>"$WORK/faucet.log" ||
     { cat "$WORK/faucet.log" >&2; exit 1; }
@@ -344,6 +357,12 @@ kafka_case() {
       s=$(kafka_faucet "${BINS[$v]}" "$name" "$tmpl" "$pub" "$topic")
       [[ $(kafka_count "$topic") == $((rows + 1)) ]] || { log "faucet produced $(kafka_count "$topic") messages, not $rows"; exit 1; }
       record "kafka-$name" "${LABELS[$v]}" "$i" "$rows" "$(sub "$(kafka_last_time "$topic")" "$s")" "$WORK/time"
+      # The same under delivery: exactly_once (one Kafka transaction per page).
+      topic=${LABELS[$v]}-eo-$name-$i
+      kafka_topic "$topic"
+      s=$(kafka_faucet "${BINS[$v]}" "$name" "$tmpl" "$pub" "$topic" eo)
+      [[ $(kafka_committed "$topic") == $((rows + 1)) ]] || { log "faucet (exactly_once) produced $(kafka_committed "$topic") committed messages, not $rows"; exit 1; }
+      record "kafka-$name" "${LABELS[$v]}-eo" "$i" "$rows" "$(sub "$(kafka_last_committed_time "$topic")" "$s")" "$WORK/time"
     done
   done
   rm -f "$msgs"

@@ -91,8 +91,10 @@ class Sink {
     return Status::Ok();
   }
 
-  // Atomic-watermark sinks (SQL) commit the page's rows and `token` under `scope` in one
-  // transaction, replacing the scope's previous token. Others return kFailedPrecondition.
+  // Atomic-watermark sinks commit the page's rows and `token` under `scope` in one
+  // transaction, replacing the scope's previous token: the SQL sinks before returning, kafka
+  // by the next Flush (its transaction may hold several pages; all of them or none commit).
+  // Others return kFailedPrecondition.
   virtual Status WriteIdempotent(const Page& page, const std::string& scope,
                                  const std::string& token) {
     (void)page, (void)scope, (void)token;

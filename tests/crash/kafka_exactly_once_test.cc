@@ -1,9 +1,9 @@
 // Effectively-once through the kafka sink (Kafka transactions with a commit token), for
 // transactions larger than a page. The source holds a transaction of 2,500 rows, six of 1,500
 // and a 1,250-row update; faucet reads them with batch_size 1000, so each reaches the sink as
-// chunks, each chunk one Kafka transaction. The process is killed at every crash point on the
-// way (one in the middle of a Kafka transaction whose messages are already in the log) and
-// after every page, then resumed: a read_committed consumer must see every insert and every
+// chunks, which go in Kafka transactions with their tokens. The process is killed at every crash
+// point on the way (one in the middle of a Kafka transaction whose messages are already in the log)
+// and after every page, then resumed: a read_committed consumer must see every insert and every
 // update exactly once, in order per key. The at-least-once control shows that the same crash
 // duplicates messages without the transactions.
 #include <gtest/gtest.h>

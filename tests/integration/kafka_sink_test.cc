@@ -96,16 +96,15 @@ TEST_F(KafkaSinkTest, ABrokerThatDoesNotAnswerIsAnErrorNamingIt) {
   EXPECT_NE(opened.message().find("127.0.0.1:1"), std::string::npos) << opened.ToString();
 }
 
-
 // A kafka sink on the test broker with exactly_once settings of its own (topics unique to the
 // test): `prefix` names the transactional ids, `timeout` the transaction timeout.
 std::unique_ptr<KafkaSink> ExactlyOnceSink(const std::string& brokers, const std::string& topic,
                                            const std::string& tokens, int timeout_ms = 10'000) {
-  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(config::Block(
-      YAML::Load("{brokers: '" + brokers + "', topic: {name: '" + topic +
-                 "'}, exactly_once: {commit_token_topic: '" + tokens +
-                 "', transaction_timeout: " + std::to_string(timeout_ms) + "}}"),
-      std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
+  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
+      config::Block(YAML::Load("{brokers: '" + brokers + "', topic: {name: '" + topic +
+                               "'}, exactly_once: {commit_token_topic: '" + tokens +
+                               "', transaction_timeout: " + std::to_string(timeout_ms) + "}}"),
+                    std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
   EXPECT_TRUE(options.ok()) << options.status().ToString();
   return std::make_unique<KafkaSink>(*options);
 }
@@ -138,13 +137,16 @@ TEST_F(KafkaSinkTest, ExactlyOnceCommitsEachPageWithItsTokenAndARestartReadsTheL
     EXPECT_FALSE(none->has_value());
     ASSERT_OK(sink->Open(false));
     ASSERT_OK(sink->WriteIdempotent(PageOf(1, 3), scope_, "token-1"));
+    ASSERT_OK(sink->Flush());
     ASSERT_OK(sink->WriteIdempotent(PageOf(4, 5), scope_, "token-2"));
+    ASSERT_OK(sink->Flush());
   }
   // Another scope on the same token topic does not hide this one's token.
   {
     auto other = ExactlyOnceSink(brokers_, topic + ".other", tokens);
     ASSERT_OK(other->CommittedToken(scope_ + ".other"));
     ASSERT_OK(other->WriteIdempotent(PageOf(1, 1), scope_ + ".other", "other-1"));
+    ASSERT_OK(other->Flush());
   }
   auto restarted = ExactlyOnceSink(brokers_, topic, tokens);
   Result<std::optional<std::string>> last = restarted->CommittedToken(scope_);
@@ -162,18 +164,20 @@ TEST_F(KafkaSinkTest, AZombieProducerIsFencedAndStopsWithAClearError) {
   auto first = ExactlyOnceSink(brokers_, topic, tokens);
   ASSERT_OK(first->CommittedToken(scope_));
   ASSERT_OK(first->WriteIdempotent(PageOf(1, 2), scope_, "first-1"));
+  ASSERT_OK(first->Flush());
 
   auto second = ExactlyOnceSink(brokers_, topic, tokens);
   Result<std::optional<std::string>> seen = second->CommittedToken(scope_);
   ASSERT_OK(seen);
   EXPECT_EQ(seen->value_or("none"), "first-1");
 
-  const Status zombie = first->WriteIdempotent(PageOf(3, 4), scope_, "first-2");
+  Status zombie = first->WriteIdempotent(PageOf(3, 4), scope_, "first-2");
+  if (zombie.ok()) zombie = first->Flush();  // the commit
   EXPECT_EQ(zombie.code(), StatusCode::kFailedPrecondition) << zombie.ToString();
-  EXPECT_NE(zombie.message().find("a second faucet process runs this pipeline"),
-            std::string::npos)
+  EXPECT_NE(zombie.message().find("a second faucet process runs this pipeline"), std::string::npos)
       << zombie.ToString();
   ASSERT_OK(second->WriteIdempotent(PageOf(3, 4), scope_, "second-1"));
+  ASSERT_OK(second->Flush());
 
   const std::vector<Message> got = ReadTopic(brokers_, topic);
   ASSERT_EQ(got.size(), 4u);  // 1, 2 from the first; 3, 4 once, from the second
@@ -190,10 +194,12 @@ TEST_F(KafkaSinkTest, AnOpenTransactionOnTheTokenTopicIsWaitedForNotReadPast) {
   auto sink = ExactlyOnceSink(brokers_, topic, tokens);
   ASSERT_OK(sink->CommittedToken(scope_));
   ASSERT_OK(sink->WriteIdempotent(PageOf(1, 1), scope_, "token-1"));
+  ASSERT_OK(sink->Flush());
 
   kafka::testing::TransactionalProducer other(brokers_, prefix_ + ".other");
   other.ProduceOpen(tokens, scope_ + ".other", "open");
-  ASSERT_OK(sink->WriteIdempotent(PageOf(2, 2), scope_, "token-2"));  // after the open one
+  ASSERT_OK(sink->WriteIdempotent(PageOf(2, 2), scope_, "token-2"));
+  ASSERT_OK(sink->Flush());  // after the open one
 
   auto impatient = ExactlyOnceSink(brokers_, topic, tokens, /*timeout_ms=*/2'000);
   Result<std::optional<std::string>> blocked = impatient->CommittedToken(scope_);

@@ -12,6 +12,9 @@ namespace faucet {
 namespace {
 
 constexpr int kMetadataTimeoutMs = 10'000;
+// The longest a Kafka transaction stays open across pages without a Flush (chunks of a large
+// source transaction): fewer commits, and far from any transaction timeout.
+constexpr std::chrono::milliseconds kLongestTransaction{1'000};
 
 // Replaces every `{name}` of `pattern` with `value`.
 void ReplaceAll(std::string& text, const std::string& pattern, const std::string& value) {
@@ -39,8 +42,9 @@ void ErrorCallback(rd_kafka_t*, int error, const char*, void* opaque) {
 std::string Describe(const rd_kafka_error_t* error) {
   std::string text = rd_kafka_error_string(error);
   if (rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__FENCED) {
-    text += " (another producer with this transactional.id started: a second faucet process "
-            "runs this pipeline)";
+    text +=
+        " (another producer with this transactional.id started: a second faucet process "
+        "runs this pipeline)";
   }
   return text;
 }
@@ -152,7 +156,7 @@ Status KafkaSink::Connect(const std::string& transactional_id) {
         std::to_string(std::min(options_.message_timeout, timeout).count());
   }
   for (const auto& [key, value] : ClientProperties()) properties[key] = value;
-  ASSIGN_OR_RETURN(rd_kafka_conf_t* conf, kafka::NewConf(properties, who_));
+  ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, kafka::NewConf(properties, who_));
   rd_kafka_conf_set_opaque(conf, this);
   rd_kafka_conf_set_dr_msg_cb(conf, DeliveryCallback);
   rd_kafka_conf_set_error_cb(conf, ErrorCallback);
@@ -172,7 +176,7 @@ Status KafkaSink::Connect(const std::string& transactional_id) {
 }
 
 Status KafkaSink::Open(bool resuming) {
-  (void)resuming;  // a topic is only ever appended to
+  (void)resuming;                                 // a topic is only ever appended to
   if (producer_ != nullptr) return Status::Ok();  // CommittedToken made it
   return Connect("");
 }
@@ -207,13 +211,27 @@ Status KafkaSink::WriteIdempotent(const Page& page, const std::string& scope,
 }
 
 Status KafkaSink::Transact(const Page& page, const std::string* scope, const std::string* token) {
-  if (rd_kafka_error_t* error = rd_kafka_begin_transaction(producer_)) {
-    return TransactionError(error, "beginning a transaction");
+  if (!in_transaction_) {
+    if (rd_kafka_error_t* error = rd_kafka_begin_transaction(producer_)) {
+      return TransactionError(error, "beginning a transaction");
+    }
+    in_transaction_ = true;
+    began_ = std::chrono::steady_clock::now();
   }
   RETURN_IF_ERROR(ProduceAll(page));
   if (token != nullptr) {
     RETURN_IF_ERROR(Produce(TopicHandle(options_.commit_token_topic), *scope, *token));
   }
+  // Chunks of a large source transaction share a Kafka transaction until Flush, but not for
+  // long: the brokers abort one older than transaction_timeout.
+  if (std::chrono::steady_clock::now() - began_ >=
+      std::min<std::chrono::milliseconds>(kLongestTransaction, options_.transaction_timeout / 4)) {
+    return Commit();
+  }
+  return Status::Ok();
+}
+
+Status KafkaSink::Commit() {
   CrashPoint("sink.kafka.before_commit");
   // A broker that does not answer makes the commit time out, retriably: it goes on where it
   // stopped once the broker is back.
@@ -227,6 +245,7 @@ Status KafkaSink::Transact(const Page& page, const std::string* scope, const std
     spdlog::warn("{}: committing a transaction: {}; retrying", who_, Describe(error));
     rd_kafka_error_destroy(error);
   }
+  in_transaction_ = false;
   return Failure();
 }
 
@@ -237,6 +256,7 @@ Status KafkaSink::TransactionError(rd_kafka_error_t* error, const std::string& w
   rd_kafka_error_destroy(error);
   if (fatal) return FailedPrecondition(text);
   if (!abort) return Unavailable(text);
+  in_transaction_ = false;
   // Nothing of the transaction becomes visible; the next one starts clean.
   first_error_.clear();
   failed_ = 0;
@@ -373,6 +393,7 @@ Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key,
 
 Status KafkaSink::Flush() {
   if (producer_ == nullptr) return Status::Ok();
+  if (in_transaction_) return Commit();
   // Every message ends acknowledged or failed within message_timeout.
   while (rd_kafka_outq_len(producer_) > 0) {
     rd_kafka_flush(producer_, 1000);
@@ -408,8 +429,9 @@ void KafkaSink::OnError(int error) {
   fatal_ = true;
   first_error_ = std::string("fatal producer error: ") + fatal;
   if (code == RD_KAFKA_RESP_ERR__FENCED) {
-    first_error_ += " (another producer with this transactional.id started: a second faucet "
-                    "process runs this pipeline)";
+    first_error_ +=
+        " (another producer with this transactional.id started: a second faucet "
+        "process runs this pipeline)";
   }
 }
 

@@ -16,11 +16,13 @@
 // Delivery, exactly-once (the atomic watermark, under `delivery: exactly_once`): CommittedToken
 // makes a transactional producer whose transactional.id belongs to the pipeline's scope
 // (`<transactional_id_prefix>-<scope>`); starting it fences any older producer with that id and
-// aborts its open transaction. WriteIdempotent then commits a page's messages and the page's
+// aborts its open transaction. WriteIdempotent then puts a page's messages and the page's
 // commit token (on the compacted commit-token topic, token_topic.h) in one Kafka transaction,
-// so a read_committed consumer sees each page once, and a restart resumes after the last
-// token. A fenced producer (another process took the id) fails with kFailedPrecondition and
-// never retries.
+// committed by Flush (the pipeline flushes every page with a bookmark; chunks of a larger
+// source transaction share a Kafka transaction for up to a second), so a read_committed
+// consumer sees each page once, and a restart resumes after the last committed token. A
+// fenced producer (another process took the id) fails with kFailedPrecondition and never
+// retries.
 //
 // Order: one key goes to one partition, and the idempotent producer keeps the order of a
 // partition's messages through retries.
@@ -87,15 +89,16 @@ class KafkaSink : public Sink {
   // librdkafka refuses kInvalidArgument naming it.
   Status Open(bool resuming) override;
   // Queues the page's messages (waiting while the producer's queue is full); with the
-  // transactional producer, commits them in a transaction of their own.
+  // transactional producer, in the open transaction (Flush commits it).
   Status Write(const Page& page) override;
   // Waits until every queued message is acknowledged; kUnavailable naming the topic and the
   // broker's error when one was not (the page is then replayed by the next run).
   Status Flush() override;
   // The page's messages and `token` (keyed `scope` on the commit-token topic) in one Kafka
-  // transaction. A broker that does not answer is retried until message_timeout; a
-  // transaction the brokers refuse is aborted (kUnavailable: none of it is visible); a fenced
-  // producer is kFailedPrecondition.
+  // transaction, committed by Flush (or sooner): durable, like Write's, only after Flush. A
+  // broker that does not answer is retried until message_timeout; a transaction the brokers
+  // refuse is aborted (kUnavailable: none of it is visible); a fenced producer is
+  // kFailedPrecondition.
   Status WriteIdempotent(const Page& page, const std::string& scope,
                          const std::string& token) override;
   // Starts the transactional producer of `scope` (fencing older ones), then reads the scope's
@@ -132,8 +135,11 @@ class KafkaSink : public Sink {
   Status Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string& value);
   // Queues the messages of `page`.
   Status ProduceAll(const Page& page);
-  // Begins a transaction, produces `page` (and `token` keyed `scope`), commits.
+  // Produces `page` (and `token` keyed `scope`) in the open transaction, beginning one if
+  // none is open; commits it once it has been open for a while (else Flush does).
   Status Transact(const Page& page, const std::string* scope, const std::string* token);
+  // Commits the open transaction, retrying while the brokers do not answer.
+  Status Commit();
   // The status of a failed transactional call `what` (taking `error`), aborting the
   // transaction when the brokers require it.
   Status TransactionError(rd_kafka_error_t* error, const std::string& what);
@@ -147,6 +153,8 @@ class KafkaSink : public Sink {
   const std::string who_;  // "kafka <brokers>", for messages
   rd_kafka_t* producer_ = nullptr;
   std::string transactional_id_;  // of producer_; "" when it is not transactional
+  bool in_transaction_ = false;   // a Kafka transaction is open (since began_)
+  std::chrono::steady_clock::time_point began_;
   std::map<const Relation*, TableShape> shapes_;
   std::map<std::string, rd_kafka_topic_t*> topics_;
   std::string value_;  // the message being produced (reused)

@@ -26,7 +26,7 @@ Result<Client> NewReader(const Properties& base, const char* isolation, const st
   p["enable.auto.commit"] = "false";
   p["enable.partition.eof"] = "true";
   p["isolation.level"] = isolation;
-  ASSIGN_OR_RETURN(rd_kafka_conf_t* conf, NewConf(p, who));
+  ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, NewConf(p, who));
   return NewClient(RD_KAFKA_CONSUMER, conf, who);
 }
 
@@ -58,8 +58,8 @@ Result<std::vector<int32_t>> PartitionsOf(rd_kafka_t* client, const std::string&
 Result<std::pair<int64_t, int64_t>> Watermarks(rd_kafka_t* client, const std::string& topic,
                                                int32_t partition, const std::string& who) {
   int64_t low = 0, high = 0;
-  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-      client, topic.c_str(), partition, &low, &high, kRequestTimeoutMs);
+  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(client, topic.c_str(), partition,
+                                                                   &low, &high, kRequestTimeoutMs);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Unavailable(who + ": " + Where(topic, partition) + ": " + rd_kafka_err2str(err));
   }
@@ -70,10 +70,9 @@ Result<std::pair<int64_t, int64_t>> Watermarks(rd_kafka_t* client, const std::st
 // (outer none: there is none; inner none: it is a tombstone). Every transaction before `end`
 // has ended, so the read reaches `end`.
 using Last = std::optional<std::optional<std::string>>;
-Result<Last> LastInRange(rd_kafka_t* reader, const std::string& topic,
-                                               int32_t partition, int64_t start, int64_t end,
-                                               const std::string& scope, Clock::time_point deadline,
-                                               const std::string& who) {
+Result<Last> LastInRange(rd_kafka_t* reader, const std::string& topic, int32_t partition,
+                         int64_t start, int64_t end, const std::string& scope,
+                         Clock::time_point deadline, const std::string& who) {
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset = start;
   const rd_kafka_resp_err_t assigned = rd_kafka_assign(reader, list);
@@ -98,9 +97,8 @@ Result<Last> LastInRange(rd_kafka_t* reader, const std::string& topic,
       break;
     }
     if (m->offset >= end) break;
-    if (m->key_len == scope.size() && scope.compare(0, scope.size(),
-                                                    static_cast<const char*>(m->key),
-                                                    m->key_len) == 0) {
+    if (m->key_len == scope.size() &&
+        scope.compare(0, scope.size(), static_cast<const char*>(m->key), m->key_len) == 0) {
       // A message without a value (a tombstone someone wrote) removes the token.
       last.emplace();
       if (m->payload != nullptr) last->emplace(static_cast<const char*>(m->payload), m->len);
@@ -117,14 +115,14 @@ Result<Last> LastInRange(rd_kafka_t* reader, const std::string& topic,
 Status EnsureTokenTopic(rd_kafka_t* client, const std::string& topic,
                         std::chrono::milliseconds timeout, const std::string& who) {
   char error[512];
-  rd_kafka_NewTopic_t* new_topic =
-      rd_kafka_NewTopic_new(topic.c_str(), 1, -1, error, sizeof error);
+  rd_kafka_NewTopic_t* new_topic = rd_kafka_NewTopic_new(topic.c_str(), 1, -1, error, sizeof error);
   if (new_topic == nullptr) {
     return InvalidArgument(who + ": commit token topic " + topic + ": " + error);
   }
   rd_kafka_NewTopic_set_config(new_topic, "cleanup.policy", "compact");
   rd_kafka_queue_t* queue = rd_kafka_queue_new(client);
-  rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_t* options =
+      rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS);
   rd_kafka_AdminOptions_set_request_timeout(options, static_cast<int>(timeout.count()), error,
                                             sizeof error);
   rd_kafka_CreateTopics(client, &new_topic, 1, options, queue);
@@ -155,8 +153,7 @@ Status EnsureTokenTopic(rd_kafka_t* client, const std::string& topic,
 }
 
 Result<std::optional<std::string>> ReadLastToken(const Properties& properties,
-                                                 const std::string& topic,
-                                                 const std::string& scope,
+                                                 const std::string& topic, const std::string& scope,
                                                  std::chrono::milliseconds wait,
                                                  const std::string& who) {
   ASSIGN_OR_RETURN(Client committed, NewReader(properties, "read_committed", who));
@@ -176,9 +173,8 @@ Result<std::optional<std::string>> ReadLastToken(const Properties& properties,
       if (stable.second >= end) break;
       if (Clock::now() > open_deadline) {
         return Unavailable(who + ": " + Where(topic, partition) +
-                           ": a transaction stays open at offset " +
-                           std::to_string(stable.second) + " for longer than " +
-                           std::to_string(wait.count() / 1000) +
+                           ": a transaction stays open at offset " + std::to_string(stable.second) +
+                           " for longer than " + std::to_string(wait.count() / 1000) +
                            " s, so the last commit token cannot be known (is a producer of "
                            "another pipeline stuck?)");
       }
@@ -187,7 +183,7 @@ Result<std::optional<std::string>> ReadLastToken(const Properties& properties,
     for (int64_t window = 1024; end > low; window *= 16) {
       const int64_t start = std::max(low, end - window);
       ASSIGN_OR_RETURN(Last token, LastInRange(committed.get(), topic, partition, start, end, scope,
-                                   deadline, who));
+                                               deadline, who));
       if (token) {
         if (found_in >= 0) {
           return DataLoss(who + ": commit token topic " + topic + " holds tokens of '" + scope +

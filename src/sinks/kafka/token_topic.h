@@ -33,8 +33,7 @@ Status EnsureTokenTopic(rd_kafka_t* client, const std::string& topic,
 // a transaction stays open longer than `wait` or the brokers do not answer; kDataLoss when two
 // partitions hold tokens of the scope (the topic's partition count was changed).
 Result<std::optional<std::string>> ReadLastToken(const Properties& properties,
-                                                 const std::string& topic,
-                                                 const std::string& scope,
+                                                 const std::string& topic, const std::string& scope,
                                                  std::chrono::milliseconds wait,
                                                  const std::string& who);
 
