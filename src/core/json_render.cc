@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -134,6 +135,9 @@ struct RelationText {
   std::vector<std::string> keys;   // per column: "name":
   std::vector<std::string> names;  // per column: "name" (for __unchanged_toast__)
   std::string schema_table;        // ,"schema":"..","table":"..","lsn":
+  // AppendDebeziumJson's {"schema":<envelope>,"payload":{ for server `debezium_server`.
+  std::string debezium_head;
+  std::string debezium_server;
 };
 
 // Per-thread state reused across calls: once its buffers have grown to the largest value seen,
@@ -147,6 +151,7 @@ struct RenderState {
   ArrayElements array;
   std::array<RelationText, 8> relations;
   size_t next_relation = 0;  // the slot the next new relation takes (round robin)
+  bool debezium = false;     // rendering Debezium's value shapes (AppendDebeziumJson)
   uint64_t lsn = 0;
   std::string lsn_text = "\"0/0\"";
   std::string lsn_base;  // the binlog_base lsn_text was made for
@@ -166,8 +171,8 @@ std::string PositionText(uint64_t position, const std::string& binlog_base) {
   return std::string(b.data(), b.size());
 }
 
-const RelationText& TextOf(RenderState& st, const RelationPtr& relation) {
-  for (const RelationText& cached : st.relations) {
+RelationText& TextOf(RenderState& st, const RelationPtr& relation) {
+  for (RelationText& cached : st.relations) {
     if (cached.relation == relation) return cached;
   }
   RelationText& t = st.relations[st.next_relation];
@@ -175,6 +180,8 @@ const RelationText& TextOf(RenderState& st, const RelationPtr& relation) {
   t.relation = relation;
   t.keys.clear();
   t.names.clear();
+  t.debezium_head.clear();
+  t.debezium_server.clear();
   Buffer& b = st.relation_scratch;
   for (const Column& c : relation->columns) {
     b.Clear();
@@ -412,6 +419,205 @@ void WriteValue(RenderState& st, ValueType type, uint32_t type_oid, std::string_
   WriteString(b, text);
 }
 
+// --- Debezium ---------------------------------------------------------------------------
+
+// What Debezium (unavailable.value.placeholder) writes for a value the source did not send.
+constexpr std::string_view kUnavailable = "__debezium_unavailable_value";
+
+// A column's Kafka Connect schema type as Debezium's JsonConverter declares it, and the
+// semantic name when ours renders the value the way that name says ("" for none). Exact
+// numbers that JSON numbers would round (numeric, unsigned 64-bit) are strings, as under
+// Debezium's decimal.handling.mode=string; json is a string (io.debezium.data.Json); arrays,
+// times and the rest are their source text.
+struct ConnectType {
+  std::string_view type;
+  std::string_view name;
+};
+ConnectType ConnectTypeOf(const Column& c) {
+  switch (c.type) {
+    case ValueType::kBool:
+      return {"boolean", ""};
+    case ValueType::kInt: {
+      const int bits = c.type_oid == 21   ? 16
+                       : c.type_oid == 23 ? 32
+                       : c.type_oid == 20 ? 64
+                                          : c.width;
+      if (bits > 64) return {"string", ""};
+      if (bits > 0 && bits <= 16) return {"int16", ""};
+      if (bits > 0 && bits <= 32) return {"int32", ""};
+      return {"int64", ""};
+    }
+    case ValueType::kFloat:
+      return {c.type_oid == 700 || (c.width > 0 && c.width <= 32) ? "float" : "double", ""};
+    case ValueType::kBytes:
+      return {"bytes", ""};
+    case ValueType::kJson:
+      return {"string", "io.debezium.data.Json"};
+    case ValueType::kUuid:
+      return {"string", "io.debezium.data.Uuid"};
+    default:
+      return {"string", ""};
+  }
+}
+
+void WriteDebeziumValue(RenderState& st, const Column& column, const Cell& cell) {
+  const ConnectType type = ConnectTypeOf(column);
+  if (cell.state == CellState::kUnchangedToast) {
+    if (type.type == "bytes") {  // base64 of the placeholder's bytes
+      st.scratch = "\\x";
+      static constexpr char kHex[] = "0123456789abcdef";
+      for (unsigned char ch : kUnavailable) {
+        st.scratch += kHex[ch >> 4];
+        st.scratch += kHex[ch & 15];
+      }
+      const std::string hex = st.scratch;
+      WriteValue(st, ValueType::kBytes, 0, hex);
+    } else {
+      WriteString(st.out, kUnavailable);
+    }
+    return;
+  }
+  if (type.type == "string") {
+    WriteString(st.out, cell.text);
+  } else {
+    WriteValue(st, column.type, column.type_oid, cell.text);
+  }
+}
+
+// {"type":"struct","optional":..,"name":"<name>","fields":[<one per column>]} (with
+// ,"field":"<field>" when `field` is set), into `b`.
+void WriteConnectStruct(Buffer& b, const Relation& relation, const std::string& name, bool optional,
+                        std::string_view field) {
+  b.Append("{\"type\":\"struct\",\"optional\":");
+  WriteBool(b, optional);
+  b.Append(",\"name\":");
+  WriteString(b, name);
+  b.Append(",\"fields\":[");
+  for (size_t i = 0; i < relation.columns.size(); ++i) {
+    const Column& c = relation.columns[i];
+    const ConnectType type = ConnectTypeOf(c);
+    if (i > 0) b.Append(',');
+    b.Append("{\"type\":\"");
+    b.Append(type.type);
+    b.Append("\",\"optional\":");
+    WriteBool(b, !c.key);
+    if (!type.name.empty()) {
+      b.Append(",\"name\":\"");
+      b.Append(type.name);
+      b.Append('"');
+    }
+    b.Append(",\"field\":");
+    WriteString(b, c.name);
+    b.Append('}');
+  }
+  b.Append(']');
+  if (!field.empty()) {
+    b.Append(",\"field\":\"");
+    b.Append(field);
+    b.Append('"');
+  }
+  b.Append('}');
+}
+
+// The envelope's schema, then "payload":{ (rendered once per relation and server).
+const std::string& DebeziumHead(RenderState& st, RelationText& text, const std::string& server) {
+  if (!text.debezium_head.empty() && text.debezium_server == server) return text.debezium_head;
+  const Relation& r = *text.relation;
+  const bool binlog = !r.binlog_base.empty();
+  const std::string prefix = server + "." + r.schema + "." + r.name;
+  Buffer& b = st.relation_scratch;
+  b.Clear();
+  b.Append("{\"schema\":{\"type\":\"struct\",\"optional\":false,\"name\":");
+  WriteString(b, prefix + ".Envelope");
+  b.Append(",\"version\":1,\"fields\":[");
+  WriteConnectStruct(b, r, prefix + ".Value", true, "before");
+  b.Append(',');
+  WriteConnectStruct(b, r, prefix + ".Value", true, "after");
+  b.Append(",{\"type\":\"struct\",\"optional\":false,\"name\":\"io.debezium.connector.");
+  b.Append(binlog ? std::string_view("mysql") : std::string_view("postgresql"));
+  b.Append(
+      ".Source\",\"field\":\"source\",\"fields\":["
+      "{\"type\":\"string\",\"optional\":false,\"field\":\"version\"},"
+      "{\"type\":\"string\",\"optional\":false,\"field\":\"connector\"},"
+      "{\"type\":\"string\",\"optional\":false,\"field\":\"name\"},"
+      "{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ms\"},"
+      "{\"type\":\"string\",\"optional\":true,\"field\":\"snapshot\"},"
+      "{\"type\":\"string\",\"optional\":true,\"field\":\"db\"},"
+      "{\"type\":\"string\",\"optional\":true,\"field\":\"schema\"},"
+      "{\"type\":\"string\",\"optional\":false,\"field\":\"table\"},");
+  b.Append(
+      binlog ? std::string_view("{\"type\":\"string\",\"optional\":false,\"field\":\"file\"},"
+                                "{\"type\":\"int64\",\"optional\":false,\"field\":\"pos\"},"
+                                "{\"type\":\"string\",\"optional\":true,\"field\":\"gtid\"},"
+                                "{\"type\":\"int64\",\"optional\":true,\"field\":\"server_id\"}]},")
+             : std::string_view("{\"type\":\"int64\",\"optional\":true,\"field\":\"lsn\"}]},"));
+  b.Append(
+      "{\"type\":\"string\",\"optional\":false,\"field\":\"op\"},"
+      "{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ms\"}]},\"payload\":{");
+  text.debezium_head.assign(b.data(), b.size());
+  text.debezium_server = server;
+  return text.debezium_head;
+}
+
+// ,"source":{...} of `change`.
+void WriteDebeziumSource(RenderState& st, const Change& change, const std::string& server) {
+  Buffer& b = st.out;
+  const Relation& r = *change.relation;
+  const bool binlog = !r.binlog_base.empty();
+  b.Append(",\"source\":{\"version\":\"faucet\",\"connector\":\"");
+  b.Append(binlog ? std::string_view("mysql") : std::string_view("postgresql"));
+  b.Append("\",\"name\":");
+  WriteString(b, server);
+  b.Append(",\"ts_ms\":");
+  if (change.commit_time_us == 0) {
+    WriteNull(b);
+  } else {
+    WriteInt64(b, change.commit_time_us / 1000);
+  }
+  b.Append(change.op == ChangeOp::kRead ? std::string_view(",\"snapshot\":\"true\"")
+                                        : std::string_view(",\"snapshot\":\"false\""));
+  // A MySQL table's schema is its database; Postgres's database is not known here.
+  b.Append(",\"db\":");
+  if (binlog) {
+    WriteString(b, r.schema);
+    b.Append(",\"schema\":null");
+  } else {
+    WriteNull(b);
+    b.Append(",\"schema\":");
+    WriteString(b, r.schema);
+  }
+  b.Append(",\"table\":");
+  WriteString(b, r.name);
+  if (binlog) {
+    char file[16];
+    std::snprintf(file, sizeof file, "%06u", static_cast<unsigned>(change.commit_position >> 32));
+    b.Append(",\"file\":");
+    WriteString(b, r.binlog_base + "." + file);
+    b.Append(",\"pos\":");
+    WriteInt64(b, static_cast<int64_t>(change.commit_position & 0xffffffffULL));
+    b.Append(",\"gtid\":");
+    if (change.txn && !change.txn->gtid.empty()) {
+      WriteString(b, change.txn->gtid);
+    } else {
+      WriteNull(b);
+    }
+    b.Append(",\"server_id\":");
+    if (change.txn) {
+      WriteInt64(b, change.txn->server_id);
+    } else {
+      WriteNull(b);
+    }
+  } else {
+    b.Append(",\"lsn\":");
+    if (change.op == ChangeOp::kRead) {
+      WriteNull(b);
+    } else {
+      WriteInt64(b, static_cast<int64_t>(change.commit_position));
+    }
+  }
+  b.Append('}');
+}
+
 void WriteRow(RenderState& st, const RelationText& text, const Relation& relation, const Row& row) {
   Buffer& b = st.out;
   const size_t n = std::min(row.size(), relation.columns.size());
@@ -420,7 +626,7 @@ void WriteRow(RenderState& st, const RelationText& text, const Relation& relatio
   b.Append('{');
   for (size_t i = 0; i < n; ++i) {
     const Cell& cell = row[i];
-    if (cell.state == CellState::kUnchangedToast) {
+    if (cell.state == CellState::kUnchangedToast && !st.debezium) {
       has_unchanged_toast = true;
       continue;
     }
@@ -429,11 +635,13 @@ void WriteRow(RenderState& st, const RelationText& text, const Relation& relatio
     if (!first) b.Put(',');
     first = false;
     b.Write(key);
+    const Column& column = relation.columns[i];
     if (cell.state == CellState::kNull) {
       WriteNull(b);
-    } else {
-      const Column& column = relation.columns[i];
+    } else if (!st.debezium) {
       WriteValue(st, column.type, column.type_oid, cell.text);
+    } else {
+      WriteDebeziumValue(st, column, cell);
     }
   }
   if (has_unchanged_toast) {
@@ -509,6 +717,57 @@ void AppendChangeJson(const Change& change, std::string& out) {
     WriteOptionalRow(st, text, relation, change.after);
     b.Append('}');
   }
+  out.append(b.data(), b.size());
+}
+
+void AppendDebeziumJson(const Change& change, const std::string& server, std::string& out) {
+  thread_local RenderState st;
+  st.debezium = true;
+  Buffer& b = st.out;
+  b.Clear();
+  const Relation& relation = *change.relation;
+  RelationText& text = TextOf(st, change.relation);
+  b.Append(DebeziumHead(st, text, server));
+  b.Append("\"before\":");
+  if (change.op == ChangeOp::kRead) {
+    WriteNull(b);
+  } else {
+    WriteOptionalRow(st, text, relation, change.before);
+  }
+  b.Append(",\"after\":");
+  WriteOptionalRow(st, text, relation, change.after);
+  WriteDebeziumSource(st, change, server);
+  const char op[] = {',', '"', 'o', 'p', '"', ':', '"', ChangeOpCode(change.op), '"'};
+  b.Append(std::string_view(op, sizeof op));
+  b.Append(",\"ts_ms\":");
+  WriteInt64(b, std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count());
+  b.Append("}}");
+  out.append(b.data(), b.size());
+}
+
+void AppendDebeziumKeyJson(const Relation& key, const Row& row, const std::string& server,
+                           std::string& out) {
+  thread_local RenderState st;
+  st.debezium = true;
+  Buffer& b = st.out;
+  b.Clear();
+  b.Append("{\"schema\":");
+  WriteConnectStruct(b, key, server + "." + key.schema + "." + key.name + ".Key", false, "");
+  b.Append(",\"payload\":{");
+  const size_t n = std::min(row.size(), key.columns.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) b.Append(',');
+    WriteString(b, key.columns[i].name);
+    b.Append(':');
+    if (row[i].state == CellState::kNull) {
+      WriteNull(b);
+    } else {
+      WriteDebeziumValue(st, key.columns[i], row[i]);
+    }
+  }
+  b.Append("}}");
   out.append(b.data(), b.size());
 }
 

@@ -47,6 +47,27 @@ namespace faucet {
 // Thread-safe.
 void AppendChangeJson(const Change& change, std::string& out);
 
+// Appends `change` as Debezium's change event, the value Debezium's JsonConverter writes with
+// schemas.enable=true, so consumers of Debezium's topics read it unchanged:
+//   {"schema":{<the Envelope struct: before, after, source, op, ts_ms>},
+//    "payload":{"before":row|null,"after":row|null,"source":{"version":"faucet",
+//      "connector":"postgresql"|"mysql","name":<server>,"ts_ms":<commit ms>|null,
+//      "snapshot":"true"|"false","db":..,"schema":..,"table":..,
+//      Postgres: "lsn":<commit LSN as a number>; binlog: "file","pos","gtid","server_id"},
+//      "op":"c"|"u"|"d"|"r"|"t","ts_ms":<now, ms>}}
+// `server` is Debezium's topic.prefix (the schema names' first part,
+// "<server>.<schema>.<table>.Value"). Values as AppendChangeJson's except where Debezium's
+// types say otherwise: numeric and unsigned 64-bit integers are strings (Debezium's
+// decimal.handling.mode=string), json is a string (io.debezium.data.Json), arrays are their
+// source text, and a TOAST value the source did not send is "__debezium_unavailable_value"
+// (Debezium's placeholder; its bytes for a bytea). Thread-safe.
+void AppendDebeziumJson(const Change& change, const std::string& server, std::string& out);
+
+// Appends the key `row` of relation `key` (its key columns) as Debezium's key:
+// {"schema":{"type":"struct","name":"<server>.<schema>.<table>.Key",...},"payload":{..}}.
+void AppendDebeziumKeyJson(const Relation& key, const Row& row, const std::string& server,
+                           std::string& out);
+
 // The boolean a source's text form spells ("t"/"f", "true"/"false", "1"/"0"), if any.
 std::optional<bool> ParseBoolText(std::string_view text);
 

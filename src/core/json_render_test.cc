@@ -391,6 +391,142 @@ TEST(AppendChangeJson, StringsAreEscapedExactlyAsRapidJsonWritesThem) {
   }
 }
 
+// --- Debezium ---------------------------------------------------------------------------
+
+// The payload's value of each field must be of the type the schema declares for it: what
+// Kafka Connect's JsonConverter checks when it reads the message.
+void ExpectPayloadMatchesSchema(const nlohmann::json& row, const nlohmann::json& fields) {
+  for (const auto& f : fields) {
+    const std::string name = f["field"];
+    ASSERT_TRUE(row.contains(name)) << name;
+    const auto& v = row[name];
+    if (v.is_null()) {
+      EXPECT_TRUE(f["optional"].get<bool>()) << name;
+      continue;
+    }
+    const std::string type = f["type"];
+    if (type == "string" || type == "bytes") {
+      EXPECT_TRUE(v.is_string()) << name << ": " << v;
+    } else if (type == "boolean") {
+      EXPECT_TRUE(v.is_boolean()) << name << ": " << v;
+    } else if (type.rfind("int", 0) == 0) {
+      EXPECT_TRUE(v.is_number_integer()) << name << ": " << v;
+    } else {
+      EXPECT_TRUE(v.is_number()) << name << ": " << v;
+    }
+  }
+}
+
+RelationPtr Wide() {
+  auto r = std::make_shared<Relation>();
+  r->schema = "shop";
+  r->name = "items";
+  r->columns = {{"id", ValueType::kInt, 23, -1, true}, {"price", ValueType::kNumeric, 1700},
+                {"doc", ValueType::kJson, 3802},       {"body", ValueType::kText, 25},
+                {"raw", ValueType::kBytes, 17},        {"ok", ValueType::kBool, 16},
+                {"tags", ValueType::kArray, 1009},     {"big", ValueType::kInt, 0, -1, false, 65}};
+  return r;
+}
+
+TEST(AppendDebeziumJson, AnUpdateIsDebeziumsEnvelopeWithASchemaItsValuesMatch) {
+  Change c;
+  c.op = ChangeOp::kUpdate;
+  c.relation = Wide();
+  c.commit_position = 0x16B3748;
+  c.commit_time_us = 1'700'000'000'123'456;
+  c.before = Row{Cell::Value("7"),
+                 Cell::Value("1.10"),
+                 Cell::Value(R"({"a": [1, 2]})"),
+                 Cell::Value("old"),
+                 Cell::Value("\\x0102"),
+                 Cell::Value("t"),
+                 Cell::Value("{a,b}"),
+                 Cell::Value("18446744073709551615")};
+  c.after = c.before;
+  (*c.after)[3] = Cell{CellState::kUnchangedToast, ""};
+  (*c.after)[1] = Cell::Value("123456789012345678901234567890.5");
+  std::string out;
+  AppendDebeziumJson(c, "pg1", out);
+  const nlohmann::json j = nlohmann::json::parse(out);
+  const auto& schema = j["schema"];
+  EXPECT_EQ(schema["name"], "pg1.shop.items.Envelope");
+  const auto& fields = schema["fields"];
+  ASSERT_EQ(fields.size(), 5u);
+  EXPECT_EQ(fields[0]["field"], "before");
+  EXPECT_EQ(fields[0]["name"], "pg1.shop.items.Value");
+  EXPECT_EQ(fields[2]["name"], "io.debezium.connector.postgresql.Source");
+  const auto& p = j["payload"];
+  EXPECT_EQ(p["op"], "u");
+  EXPECT_TRUE(p["ts_ms"].is_number_integer());
+  ExpectPayloadMatchesSchema(p["before"], fields[0]["fields"]);
+  ExpectPayloadMatchesSchema(p["after"], fields[1]["fields"]);
+  ExpectPayloadMatchesSchema(p["source"], fields[2]["fields"]);
+  // Exact numbers stay exact (strings), json is a string, TOAST not sent is the placeholder.
+  EXPECT_EQ(p["after"]["price"], "123456789012345678901234567890.5");
+  EXPECT_EQ(p["after"]["big"], "18446744073709551615");
+  EXPECT_EQ(p["after"]["doc"], R"({"a": [1, 2]})");
+  EXPECT_EQ(p["after"]["body"], "__debezium_unavailable_value");
+  EXPECT_EQ(p["after"]["raw"], "AQI=");
+  EXPECT_EQ(p["after"]["id"], 7);
+  EXPECT_EQ(fields[1]["fields"][0]["type"], "int32");
+  EXPECT_FALSE(fields[1]["fields"][0]["optional"].get<bool>());  // the key
+  EXPECT_EQ(fields[1]["fields"][2]["name"], "io.debezium.data.Json");
+  EXPECT_EQ(p["source"]["connector"], "postgresql");
+  EXPECT_EQ(p["source"]["name"], "pg1");
+  EXPECT_EQ(p["source"]["lsn"], 0x16B3748);
+  EXPECT_EQ(p["source"]["ts_ms"], 1'700'000'000'123);
+  EXPECT_EQ(p["source"]["schema"], "shop");
+  EXPECT_EQ(p["source"]["table"], "items");
+}
+
+TEST(AppendDebeziumJson, ABinlogDeleteAndASnapshotReadNameTheirSourceLikeDebezium) {
+  auto r = std::make_shared<Relation>(*Orders());
+  r->schema = "shop";
+  r->binlog_base = "mysql-bin";
+  Change d;
+  d.op = ChangeOp::kDelete;
+  d.relation = r;
+  d.commit_position = (uint64_t{3} << 32) | 4567;
+  d.txn = std::make_shared<const SourceTxn>(SourceTxn{"0-1-42", 1});
+  d.before = Row{Cell::Value("5"), Cell::Value("x")};
+  std::string out;
+  AppendDebeziumJson(d, "my", out);
+  nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["payload"]["op"], "d");
+  EXPECT_TRUE(j["payload"]["after"].is_null());
+  EXPECT_EQ(j["payload"]["before"]["id"], 5);
+  const auto& source = j["payload"]["source"];
+  EXPECT_EQ(source["connector"], "mysql");
+  EXPECT_EQ(source["db"], "shop");
+  EXPECT_EQ(source["file"], "mysql-bin.000003");
+  EXPECT_EQ(source["pos"], 4567);
+  EXPECT_EQ(source["gtid"], "0-1-42");
+  EXPECT_EQ(source["server_id"], 1);
+  EXPECT_EQ(j["schema"]["fields"][2]["name"], "io.debezium.connector.mysql.Source");
+  ExpectPayloadMatchesSchema(source, j["schema"]["fields"][2]["fields"]);
+
+  Change read = ReadOf(Orders(), {Cell::Value("1"), Cell::Value("hi")});
+  out.clear();
+  AppendDebeziumJson(read, "pg", out);
+  j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["payload"]["op"], "r");
+  EXPECT_EQ(j["payload"]["source"]["snapshot"], "true");
+  EXPECT_TRUE(j["payload"]["before"].is_null());
+  EXPECT_EQ(j["payload"]["after"]["note"], "hi");
+}
+
+TEST(AppendDebeziumKeyJson, IsTheKeyStructAndItsValues) {
+  auto key = std::make_shared<Relation>();
+  key->schema = "public";
+  key->name = "orders";
+  key->columns = {{"id", ValueType::kInt, 20, -1, true}};
+  std::string out;
+  AppendDebeziumKeyJson(*key, Row{Cell::Value("42")}, "pg", out);
+  EXPECT_EQ(out,
+            R"({"schema":{"type":"struct","optional":false,"name":"pg.public.orders.Key",)"
+            R"("fields":[{"type":"int64","optional":false,"field":"id"}]},"payload":{"id":42}})");
+}
+
 TEST(ParseBoolText, RejectsOtherSpellings) {
   EXPECT_EQ(ParseBoolText("T"), std::nullopt);
   EXPECT_EQ(ParseBoolText("yes"), std::nullopt);

@@ -4,3 +4,10 @@ faucet_test(faucet_kafka_integration_test ${CMAKE_CURRENT_LIST_DIR}/kafka_sink_t
 target_compile_definitions(faucet_kafka_integration_test PRIVATE
   FAUCET_BINARY="$<TARGET_FILE:faucet>")
 add_dependencies(faucet_kafka_integration_test faucet)
+
+# A broker of its own, killed and restarted (scripts/services.sh, scripts/kafka/broker.sh).
+faucet_test(faucet_kafka_broker_crash_test ${CMAKE_CURRENT_LIST_DIR}/kafka_broker_crash_test.cc
+  LIBS faucet_sink_kafka_testing faucet_source_postgres_testing nlohmann_json::nlohmann_json)
+target_compile_definitions(faucet_kafka_broker_crash_test PRIVATE
+  FAUCET_BINARY="$<TARGET_FILE:faucet>" FAUCET_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(faucet_kafka_broker_crash_test faucet)

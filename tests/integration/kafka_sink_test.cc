@@ -85,6 +85,45 @@ TEST_F(KafkaSinkTest, EachChangeIsAMessageOnItsTablesTopicKeyedByItsRow) {
   EXPECT_EQ(Json::parse(got[3].value)["before"]["id"], 2);
 }
 
+// value_format debezium_json: Debezium's key and value envelopes, and a tombstone after a
+// delete (Debezium's default), on the real broker.
+TEST_F(KafkaSinkTest, DebeziumJsonIsDebeziumsEnvelopeWithATombstoneAfterADelete) {
+  auto orders = std::make_shared<Relation>();
+  orders->schema = "shop";
+  orders->name = "orders";
+  orders->columns = {{"id", ValueType::kInt, 20, -1, true}, {"v", ValueType::kText, 25, -1}};
+  Page page;
+  for (ChangeOp op : {ChangeOp::kInsert, ChangeOp::kDelete}) {
+    Change c;
+    c.op = op;
+    c.relation = orders;
+    (op == ChangeOp::kDelete ? c.before : c.after) = Row{Cell::Value("9"), Cell::Value("a")};
+    page.changes.push_back(std::move(c));
+  }
+  const std::string topic = prefix_ + ".dbz";
+  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
+      config::Block(YAML::Load("{brokers: '" + brokers_ + "', topic: {name: '" + topic +
+                               "'}, value_format: {type: debezium_json, server_name: pg1}}"),
+                    std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
+  ASSERT_OK(options);
+  KafkaSink sink(*options);
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(page));
+  ASSERT_OK(sink.Flush());
+
+  const std::vector<Message> got = ReadTopic(brokers_, topic);
+  ASSERT_EQ(got.size(), 3u);
+  for (const Message& m : got) {
+    const Json key = Json::parse(m.key);
+    EXPECT_EQ(key["schema"]["name"], "pg1.shop.orders.Key");
+    EXPECT_EQ(key["payload"]["id"], 9);
+  }
+  EXPECT_EQ(Json::parse(got[0].value)["payload"]["op"], "c");
+  EXPECT_EQ(Json::parse(got[0].value)["schema"]["name"], "pg1.shop.orders.Envelope");
+  EXPECT_EQ(Json::parse(got[1].value)["payload"]["before"]["v"], "a");
+  EXPECT_TRUE(got[2].tombstone);
+}
+
 TEST_F(KafkaSinkTest, ABrokerThatDoesNotAnswerIsAnErrorNamingIt) {
   Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
       config::Block(YAML::Load("{brokers: '127.0.0.1:1', topic: {name: t}}"),

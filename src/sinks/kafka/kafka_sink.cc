@@ -79,7 +79,12 @@ Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) 
   }
   ASSIGN_OR_RETURN(o.key_path, cfg.String("key_path", ""));
   ASSIGN_OR_RETURN(config::Block format, cfg.Child("value_format"));
-  RETURN_IF_ERROR(format.Enum("type", "json", {"json"}).status());
+  ASSIGN_OR_RETURN(std::string format_type, format.Enum("type", "json", {"json", "debezium_json"}));
+  o.debezium = format_type == "debezium_json";
+  ASSIGN_OR_RETURN(o.debezium_server, format.String("server_name", o.debezium_server));
+  if (o.debezium_server.empty()) return format.Error("server_name", "is empty");
+  // Debezium's consumers expect its tombstones (tombstones.on.delete defaults to true).
+  ASSIGN_OR_RETURN(o.tombstones, cfg.Bool("tombstone_on_delete", o.debezium));
 
   ASSIGN_OR_RETURN(o.compression,
                    cfg.Enum("compression", "none", {"none", "gzip", "snappy", "lz4", "zstd"}));
@@ -220,7 +225,7 @@ Status KafkaSink::Transact(const Page& page, const std::string* scope, const std
   }
   RETURN_IF_ERROR(ProduceAll(page));
   if (token != nullptr) {
-    RETURN_IF_ERROR(Produce(TopicHandle(options_.commit_token_topic), *scope, *token));
+    RETURN_IF_ERROR(Produce(TopicHandle(options_.commit_token_topic), *scope, token));
   }
   // Chunks of a large source transaction share a Kafka transaction until Flush, but not for
   // long: the brokers abort one older than transaction_timeout.
@@ -340,7 +345,11 @@ void KafkaSink::RenderKey(const Change& change, const TableShape& shape) {
   Row& cells = *key_change_.after;
   cells.resize(shape.columns.size());
   for (size_t i = 0; i < shape.columns.size(); ++i) cells[i] = (*row)[shape.columns[i]];
-  AppendChangeJson(key_change_, key_);
+  if (options_.debezium) {
+    AppendDebeziumKeyJson(*shape.key, cells, options_.debezium_server, key_);
+  } else {
+    AppendChangeJson(key_change_, key_);
+  }
 }
 
 std::string KafkaSink::KeyOf(const Change& change) {
@@ -365,21 +374,32 @@ Status KafkaSink::ProduceAll(const Page& page) {
     }
     RenderKey(change, shape);
     value_.clear();
-    AppendChangeJson(change, value_);
-    RETURN_IF_ERROR(Produce(topic, key_, value_));
+    if (options_.debezium) {
+      AppendDebeziumJson(change, options_.debezium_server, value_);
+    } else {
+      AppendChangeJson(change, value_);
+    }
+    RETURN_IF_ERROR(Produce(topic, key_, &value_));
+    // A compacted topic then forgets the deleted row's key.
+    if (options_.tombstones && change.op == ChangeOp::kDelete && !key_.empty()) {
+      RETURN_IF_ERROR(Produce(topic, key_, nullptr));
+    }
   }
   rd_kafka_poll(producer_, 0);
   return Failure();
 }
 
 Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key,
-                          const std::string& value) {
+                          const std::string* value) {
+  // Copied (F_COPY): librdkafka's macros only lack the const.
+  char* key_data = key.empty() ? nullptr : const_cast<char*>(key.data());
+  char* value_data = value != nullptr ? const_cast<char*>(value->data()) : nullptr;
+  const size_t value_size = value != nullptr ? value->size() : 0;
   while (true) {
     const rd_kafka_resp_err_t err = rd_kafka_producev(
         producer_, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        // Copied (F_COPY): librdkafka's macros only lack the const.
-        RD_KAFKA_V_KEY(key.empty() ? nullptr : const_cast<char*>(key.data()), key.size()),
-        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()), RD_KAFKA_V_END);
+        RD_KAFKA_V_KEY(key_data, key.size()), RD_KAFKA_V_VALUE(value_data, value_size),
+        RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       RETURN_IF_ERROR(Failure());  // a fatal error says why

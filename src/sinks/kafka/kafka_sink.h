@@ -2,8 +2,9 @@
 // librdkafka's idempotent producer.
 //
 // A message's value is the change as core/json_render.h renders it (the envelope of a CDC
-// change, the row of a read or of cdc_unwrap's output); its key is the row's key (the
-// relation's key columns as a JSON object, {"id":42}, or the text of the `key_path` column),
+// change, the row of a read or of cdc_unwrap's output; or Debezium's envelope with
+// value_format debezium_json); its key is the row's key (the relation's key columns as a JSON
+// object, {"id":42}, Debezium's key envelope, or the text of the `key_path` column),
 // so that a compacted topic keeps each row's last change and one key always goes to one
 // partition. Its topic is fixed, a template of the change's table ("{schema}.{table}"), or a
 // field of the change (`from_path`).
@@ -51,6 +52,13 @@ struct KafkaSinkOptions {
   std::string topic;
   std::string topic_path;
   std::string key_path;  // a column whose text is the key; "" for the key columns as JSON
+  // value_format {type: debezium_json, server_name}: Debezium's JSON envelope for keys and
+  // values (core/json_render.h), server_name its topic.prefix.
+  bool debezium = false;
+  std::string debezium_server = "faucet";
+  // After a delete's message, one with the same key and no value (a tombstone), so that a
+  // compacted topic drops the key. Default: on with debezium_json (as Debezium), else off.
+  bool tombstones = false;
   std::string acks = "all";
   bool idempotent = true;
   std::string compression = "none";
@@ -67,7 +75,8 @@ struct KafkaSinkOptions {
   bool exactly_once_set = false;
 
   // Reads `brokers` (a string or a list), `topic` ({type: fixed, name} or {type: from_path,
-  // path}), `key_path`, `value_format` ({type: json}), `compression`, `acks`, `idempotent`
+  // path}), `key_path`, `value_format` ({type: json} or {type: debezium_json, server_name}),
+  // `tombstone_on_delete`, `compression`, `acks`, `idempotent`
   // (default: true unless `acks` is not all), `linger` and `message_timeout` (milliseconds),
   // `extra_client_config`, `exactly_once` ({transactional_id_prefix, commit_token_topic,
   // transaction_timeout}); keys of the reference this build does not implement yet
@@ -131,8 +140,9 @@ class KafkaSink : public Sink {
   Status Connect(const std::string& transactional_id);
   // The transactional producer of `scope`, made and initialised once.
   Status StartTransactions(const std::string& scope);
-  // Produces one message (waiting while the producer's queue is full).
-  Status Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string& value);
+  // Produces one message (waiting while the producer's queue is full); a null `value` is a
+  // tombstone.
+  Status Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string* value);
   // Queues the messages of `page`.
   Status ProduceAll(const Page& page);
   // Produces `page` (and `token` keyed `scope`) in the open transaction, beginning one if

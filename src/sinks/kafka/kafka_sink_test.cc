@@ -64,6 +64,25 @@ TEST(KafkaSinkOptions, ErrorsNameTheFileAndKey) {
             std::string::npos);
 }
 
+TEST(KafkaSinkOptions, DebeziumJsonTurnsTombstonesOnUnlessWritten) {
+  Result<KafkaSinkOptions> json = Parse("{brokers: a:1, topic: {name: t}}");
+  ASSERT_OK(json);
+  EXPECT_FALSE(json->debezium);
+  EXPECT_FALSE(json->tombstones);
+  Result<KafkaSinkOptions> dbz =
+      Parse("{brokers: a:1, topic: {name: t}, value_format: {type: debezium_json}}");
+  ASSERT_OK(dbz);
+  EXPECT_TRUE(dbz->debezium);
+  EXPECT_EQ(dbz->debezium_server, "faucet");
+  EXPECT_TRUE(dbz->tombstones);  // as Debezium's tombstones.on.delete
+  Result<KafkaSinkOptions> quiet = Parse(
+      "{brokers: a:1, topic: {name: t}, tombstone_on_delete: false, "
+      "value_format: {type: debezium_json, server_name: pg1}}");
+  ASSERT_OK(quiet);
+  EXPECT_FALSE(quiet->tombstones);
+  EXPECT_EQ(quiet->debezium_server, "pg1");
+}
+
 TEST(KafkaSinkOptions, ExactlyOnceSettingsHaveDefaultsAndBounds) {
   Result<KafkaSinkOptions> plain = Parse("{brokers: a:1, topic: {name: t}}");
   ASSERT_OK(plain);

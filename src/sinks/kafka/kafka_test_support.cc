@@ -55,8 +55,10 @@ std::vector<Message> ReadTopic(const std::string& brokers, const std::string& to
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       ++ended;
     } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      out.push_back({std::string(static_cast<const char*>(m->key), m->key_len),
-                     std::string(static_cast<const char*>(m->payload), m->len)});
+      Message& got = out.emplace_back();
+      if (m->key != nullptr) got.key.assign(static_cast<const char*>(m->key), m->key_len);
+      if (m->payload != nullptr) got.value.assign(static_cast<const char*>(m->payload), m->len);
+      got.tombstone = m->payload == nullptr;
     } else {
       ADD_FAILURE() << rd_kafka_message_errstr(m);
     }

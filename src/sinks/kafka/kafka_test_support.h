@@ -14,6 +14,7 @@ namespace faucet::kafka::testing {
 struct Message {
   std::string key;
   std::string value;
+  bool tombstone = false;  // no value at all
 };
 
 // Every message of `topic` now that a read_committed consumer sees, in partition order (the
