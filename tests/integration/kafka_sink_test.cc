@@ -124,6 +124,55 @@ TEST_F(KafkaSinkTest, DebeziumJsonIsDebeziumsEnvelopeWithATombstoneAfterADelete)
   EXPECT_TRUE(got[2].tombstone);
 }
 
+// partition_path and headers_path: a row's column chooses its partition, another's JSON object
+// becomes its headers; a value that is no partition number fails naming table, row and column.
+TEST_F(KafkaSinkTest, AColumnChoosesThePartitionAndAnotherGivesTheHeaders) {
+  auto events = std::make_shared<Relation>();
+  events->schema = "app";
+  events->name = "events";
+  events->columns = {{"id", ValueType::kInt, 20, -1, true},
+                     {"shard", ValueType::kInt, 23, -1},
+                     {"meta", ValueType::kJson, 3802, -1}};
+  auto insert = [&](const char* id, const char* shard, const char* meta) {
+    Change c;
+    c.op = ChangeOp::kInsert;
+    c.relation = events;
+    c.after = Row{Cell::Value(id), Cell::Value(shard), Cell::Value(meta)};
+    return c;
+  };
+  const std::string topic = prefix_ + ".events";
+  kafka::testing::CreateTopic(brokers_, topic, 3);
+  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
+      config::Block(YAML::Load("{brokers: '" + brokers_ + "', topic: {name: '" + topic +
+                               "'}, partition_path: shard, headers_path: meta}"),
+                    std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
+  ASSERT_OK(options);
+  KafkaSink sink(*options);
+  ASSERT_OK(sink.Open(false));
+  Page page;
+  page.changes = {insert("1", "2", R"({"trace": "t-1", "n": 5})"), insert("2", "0", "{}"),
+                  insert("3", "2", R"({"trace": "t-3"})")};
+  ASSERT_OK(sink.Write(page));
+  ASSERT_OK(sink.Flush());
+  std::map<std::string, Message> by_key;
+  for (const Message& m : ReadTopic(brokers_, topic)) by_key[m.key] = m;
+  ASSERT_EQ(by_key.size(), 3u);
+  EXPECT_EQ(by_key[R"({"id":1})"].partition, 2);
+  EXPECT_EQ(by_key[R"({"id":2})"].partition, 0);
+  EXPECT_EQ(by_key[R"({"id":3})"].partition, 2);
+  EXPECT_EQ(by_key[R"({"id":1})"].headers["trace"], "t-1");
+  EXPECT_EQ(by_key[R"({"id":1})"].headers["n"], "5");
+  EXPECT_TRUE(by_key[R"({"id":2})"].headers.empty());
+
+  Page bad;
+  bad.changes = {insert("4", "two", "{}")};
+  const Status refused = sink.Write(bad);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.ToString();
+  EXPECT_NE(refused.message().find(R"(table app.events, row key {"id":4}, column shard)"),
+            std::string::npos)
+      << refused.ToString();
+}
+
 TEST_F(KafkaSinkTest, ABrokerThatDoesNotAnswerIsAnErrorNamingIt) {
   Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
       config::Block(YAML::Load("{brokers: '127.0.0.1:1', topic: {name: t}}"),

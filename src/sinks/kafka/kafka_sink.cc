@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "core/crash_point.h"
@@ -53,7 +55,7 @@ std::string Describe(const rd_kafka_error_t* error) {
 
 Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) {
   KafkaSinkOptions o;
-  for (const char* key : {"partition_path", "headers_path", "auth"}) {
+  for (const char* key : {"auth"}) {
     if (cfg.Has(key)) {
       return cfg.KeyError(key, "not available in this build of the kafka sink yet");
     }
@@ -78,6 +80,8 @@ Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) 
     ASSIGN_OR_RETURN(o.topic_path, topic.RequiredString("path"));
   }
   ASSIGN_OR_RETURN(o.key_path, cfg.String("key_path", ""));
+  ASSIGN_OR_RETURN(o.partition_path, cfg.String("partition_path", ""));
+  ASSIGN_OR_RETURN(o.headers_path, cfg.String("headers_path", ""));
   ASSIGN_OR_RETURN(config::Block format, cfg.Child("value_format"));
   ASSIGN_OR_RETURN(std::string format_type, format.Enum("type", "json", {"json", "debezium_json"}));
   o.debezium = format_type == "debezium_json";
@@ -314,6 +318,12 @@ KafkaSink::TableShape& KafkaSink::ShapeOf(const RelationPtr& relation) {
     }
   }
   shape.key = std::move(key);
+  if (!options_.partition_path.empty()) {
+    shape.partition_column = relation->FindColumn(options_.partition_path);
+  }
+  if (!options_.headers_path.empty()) {
+    shape.headers_column = relation->FindColumn(options_.headers_path);
+  }
   return shapes_.emplace(relation.get(), std::move(shape)).first->second;
 }
 
@@ -379,29 +389,82 @@ Status KafkaSink::ProduceAll(const Page& page) {
     } else {
       AppendChangeJson(change, value_);
     }
-    RETURN_IF_ERROR(Produce(topic, key_, &value_));
+    ASSIGN_OR_RETURN(const int32_t partition, PartitionOf(change, shape));
+    ASSIGN_OR_RETURN(rd_kafka_headers_t * headers, HeadersOf(change, shape));
+    RETURN_IF_ERROR(Produce(topic, key_, &value_, partition, headers));
     // A compacted topic then forgets the deleted row's key.
     if (options_.tombstones && change.op == ChangeOp::kDelete && !key_.empty()) {
-      RETURN_IF_ERROR(Produce(topic, key_, nullptr));
+      RETURN_IF_ERROR(Produce(topic, key_, nullptr, partition, nullptr));
     }
   }
   rd_kafka_poll(producer_, 0);
   return Failure();
 }
 
-Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key,
-                          const std::string* value) {
+// The cell of `change`'s row in `column` (-1: not a column of its table), or an error naming
+// the config key `what` and the table.
+Result<const Cell*> KafkaSink::CellOf(const Change& change, int column, const char* what) const {
+  const Relation& relation = *change.relation;
+  const std::string& path = what[0] == 'p' ? options_.partition_path : options_.headers_path;
+  const Row* row = RowOf(change);
+  if (column < 0 || row == nullptr || static_cast<size_t>(column) >= row->size()) {
+    return InvalidArgument(who_ + ": " + what + " " + path + " is not a column of table " +
+                           relation.schema + "." + relation.name);
+  }
+  return &(*row)[column];
+}
+
+Result<int32_t> KafkaSink::PartitionOf(const Change& change, const TableShape& shape) const {
+  if (options_.partition_path.empty()) return RD_KAFKA_PARTITION_UA;
+  ASSIGN_OR_RETURN(const Cell* cell, CellOf(change, shape.partition_column, "partition_path"));
+  if (cell->state != CellState::kValue) return RD_KAFKA_PARTITION_UA;  // the key decides
+  int32_t partition = -1;
+  const auto [end, ec] =
+      std::from_chars(cell->text.data(), cell->text.data() + cell->text.size(), partition);
+  if (ec != std::errc() || end != cell->text.data() + cell->text.size() || partition < 0) {
+    return InvalidArgument(who_ + ": table " + change.relation->schema + "." +
+                           change.relation->name + ", row key " + key_ + ", column " +
+                           options_.partition_path + " (partition_path): '" + cell->text +
+                           "' is not a partition number");
+  }
+  return partition;
+}
+
+Result<rd_kafka_headers_t*> KafkaSink::HeadersOf(const Change& change,
+                                                 const TableShape& shape) const {
+  if (options_.headers_path.empty()) return nullptr;
+  ASSIGN_OR_RETURN(const Cell* cell, CellOf(change, shape.headers_column, "headers_path"));
+  if (cell->state != CellState::kValue) return nullptr;
+  const nlohmann::json object = nlohmann::json::parse(cell->text, nullptr, false);
+  if (!object.is_object()) {
+    return InvalidArgument(who_ + ": table " + change.relation->schema + "." +
+                           change.relation->name + ", row key " + key_ + ", column " +
+                           options_.headers_path +
+                           " (headers_path): not a JSON object: " + cell->text.substr(0, 100));
+  }
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(object.size());
+  for (const auto& [name, value] : object.items()) {
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()), text.data(),
+                        static_cast<ssize_t>(text.size()));
+  }
+  return headers;
+}
+
+Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string* value,
+                          int32_t partition, rd_kafka_headers_t* headers) {
   // Copied (F_COPY): librdkafka's macros only lack the const.
   char* key_data = key.empty() ? nullptr : const_cast<char*>(key.data());
   char* value_data = value != nullptr ? const_cast<char*>(value->data()) : nullptr;
   const size_t value_size = value != nullptr ? value->size() : 0;
   while (true) {
     const rd_kafka_resp_err_t err = rd_kafka_producev(
-        producer_, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_KEY(key_data, key.size()), RD_KAFKA_V_VALUE(value_data, value_size),
-        RD_KAFKA_V_END);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
+        producer_, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(key_data, key.size()),
+        RD_KAFKA_V_VALUE(value_data, value_size), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();  // the message owns `headers`
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      if (headers != nullptr) rd_kafka_headers_destroy(headers);
       RETURN_IF_ERROR(Failure());  // a fatal error says why
       return Unavailable(who_ + ": cannot produce to topic " + rd_kafka_topic_name(topic) + ": " +
                          rd_kafka_err2str(err));

@@ -52,6 +52,11 @@ struct KafkaSinkOptions {
   std::string topic;
   std::string topic_path;
   std::string key_path;  // a column whose text is the key; "" for the key columns as JSON
+  // A column whose value is the message's partition number (null: the key decides), and one
+  // holding a JSON object whose members become the message's headers (strings as they are,
+  // other values as their JSON); "" for none.
+  std::string partition_path;
+  std::string headers_path;
   // value_format {type: debezium_json, server_name}: Debezium's JSON envelope for keys and
   // values (core/json_render.h), server_name its topic.prefix.
   bool debezium = false;
@@ -76,11 +81,11 @@ struct KafkaSinkOptions {
 
   // Reads `brokers` (a string or a list), `topic` ({type: fixed, name} or {type: from_path,
   // path}), `key_path`, `value_format` ({type: json} or {type: debezium_json, server_name}),
-  // `tombstone_on_delete`, `compression`, `acks`, `idempotent`
+  // `tombstone_on_delete`, `partition_path`, `headers_path`, `compression`, `acks`, `idempotent`
   // (default: true unless `acks` is not all), `linger` and `message_timeout` (milliseconds),
   // `extra_client_config`, `exactly_once` ({transactional_id_prefix, commit_token_topic,
-  // transaction_timeout}); keys of the reference this build does not implement yet
-  // (`partition_path`, `headers_path`, `auth`) are errors naming them. No I/O.
+  // transaction_timeout}); `auth`, which this build does not implement yet, is an error
+  // naming it. No I/O.
   static Result<KafkaSinkOptions> FromConfig(const config::Block& cfg);
 };
 
@@ -131,6 +136,8 @@ class KafkaSink : public Sink {
     RelationPtr key;
     std::vector<size_t> columns;
     rd_kafka_topic_t* topic = nullptr;  // owned by topics_; null until Write needs it
+    int partition_column = -1;          // of partition_path, headers_path (-1: none)
+    int headers_column = -1;
   };
   TableShape& ShapeOf(const RelationPtr& relation);
   // The librdkafka properties of the config (brokers, acks, ..., extra_client_config last).
@@ -141,8 +148,18 @@ class KafkaSink : public Sink {
   // The transactional producer of `scope`, made and initialised once.
   Status StartTransactions(const std::string& scope);
   // Produces one message (waiting while the producer's queue is full); a null `value` is a
-  // tombstone.
-  Status Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string* value);
+  // tombstone; `partition` RD_KAFKA_PARTITION_UA lets the key choose; the message takes
+  // `headers` (null for none).
+  Status Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string* value,
+                 int32_t partition = RD_KAFKA_PARTITION_UA, rd_kafka_headers_t* headers = nullptr);
+  // The cell of `change`'s row at `column` (of partition_path or headers_path: `what`).
+  Result<const Cell*> CellOf(const Change& change, int column, const char* what) const;
+  // The partition partition_path names (UA when unset or null; an error naming the table and
+  // value when it is not a partition number).
+  Result<int32_t> PartitionOf(const Change& change, const TableShape& shape) const;
+  // The headers of headers_path's JSON object (null when unset or null; an error naming the
+  // table when it is not an object); the caller owns them.
+  Result<rd_kafka_headers_t*> HeadersOf(const Change& change, const TableShape& shape) const;
   // Queues the messages of `page`.
   Status ProduceAll(const Page& page);
   // Produces `page` (and `token` keyed `scope`) in the open transaction, beginning one if

@@ -59,6 +59,18 @@ std::vector<Message> ReadTopic(const std::string& brokers, const std::string& to
       if (m->key != nullptr) got.key.assign(static_cast<const char*>(m->key), m->key_len);
       if (m->payload != nullptr) got.value.assign(static_cast<const char*>(m->payload), m->len);
       got.tombstone = m->payload == nullptr;
+      got.partition = m->partition;
+      rd_kafka_headers_t* headers = nullptr;
+      if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* name = nullptr;
+        const void* value = nullptr;
+        size_t size = 0;
+        for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
+                           RD_KAFKA_RESP_ERR_NO_ERROR;
+             ++i) {
+          got.headers[name] = std::string(static_cast<const char*>(value), size);
+        }
+      }
     } else {
       ADD_FAILURE() << rd_kafka_message_errstr(m);
     }
@@ -67,6 +79,30 @@ std::vector<Message> ReadTopic(const std::string& brokers, const std::string& to
   EXPECT_EQ(ended, count) << "topic " << topic << " not read to its end";
   rd_kafka_consumer_close(c);
   return out;
+}
+
+void CreateTopic(const std::string& brokers, const std::string& topic, int partitions) {
+  Result<rd_kafka_conf_t*> conf = NewConf({{"bootstrap.servers", brokers}}, "admin");
+  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
+  Result<Client> client = NewClient(RD_KAFKA_PRODUCER, *conf, "admin");
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  char error[512];
+  rd_kafka_NewTopic_t* new_topic =
+      rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, error, sizeof error);
+  ASSERT_NE(new_topic, nullptr) << error;
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(client->get());
+  rd_kafka_CreateTopics(client->get(), &new_topic, 1, nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+  ASSERT_NE(event, nullptr) << "no answer to CreateTopics";
+  size_t count = 0;
+  const rd_kafka_topic_result_t** results =
+      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(rd_kafka_topic_result_error(results[0]), RD_KAFKA_RESP_ERR_NO_ERROR)
+      << rd_kafka_topic_result_error_string(results[0]);
+  rd_kafka_event_destroy(event);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_NewTopic_destroy(new_topic);
 }
 
 TransactionalProducer::TransactionalProducer(const std::string& brokers,

@@ -4,6 +4,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,12 @@ struct Message {
   std::string key;
   std::string value;
   bool tombstone = false;  // no value at all
+  int32_t partition = 0;
+  std::map<std::string, std::string> headers;
 };
+
+// Creates `topic` with `partitions` partitions (a test failure if it cannot).
+void CreateTopic(const std::string& brokers, const std::string& topic, int partitions);
 
 // Every message of `topic` now that a read_committed consumer sees, in partition order (the
 // tests' topics have one partition), read from the beginning of each partition to its end.
