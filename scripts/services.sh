@@ -269,14 +269,17 @@ CONF
 # --- Kafka --------------------------------------------------------------------------------
 
 # A single-node KRaft broker (scripts/kafka/broker.sh: jars from Maven Central, cached), its
-# controller on a second claimed port.
+# controller on a second claimed port and its SASL listener on a third.
 start_kafka() {
-  local run=$1 port=$2 controller_port
+  local run=$1 port=$2 controller_port sasl_port
   command -v java >/dev/null || die "java not found (run scripts/install-deps.sh)"
   controller_port=$(claim_port "$run")
+  sasl_port=$(claim_port "$run")
   bash "$(dirname "${BASH_SOURCE[0]}")/kafka/broker.sh" start "$run/kafka" "$port" \
-    "$controller_port" >/dev/null
+    "$controller_port" "$sasl_port" >/dev/null
   echo "export FAUCET_TEST_KAFKA_BROKERS=127.0.0.1:$port" >>"$run/env"
+  # The same broker through SASL/PLAIN (user faucet, password faucet-test-secret).
+  echo "export FAUCET_TEST_KAFKA_SASL_BROKERS=127.0.0.1:$sasl_port" >>"$run/env"
 }
 
 # --- commands -----------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 # faucet's integration tests. Everything binds 127.0.0.1 only.
 #
 #   scripts/kafka/broker.sh fetch              # download the jars once (Maven Central)
-#   scripts/kafka/broker.sh start DIR PORT [CONTROLLER_PORT]
+#   scripts/kafka/broker.sh start DIR PORT [CONTROLLER_PORT [SASL_PORT]]
 #                                              # format DIR/data, start, wait ready; prints the pid
 #   scripts/kafka/broker.sh stop DIR           # SIGTERM, up to 20 s, then SIGKILL; ok if not running
 #   scripts/kafka/broker.sh kill DIR           # SIGKILL (crash tests)
@@ -16,7 +16,9 @@
 #   with the cache present does nothing.
 # - `start` and `restart` print only the broker's pid on stdout, and only once the broker has
 #   logged "Kafka Server started" in this run (polled, 90 s timeout). The broker listens on
-#   127.0.0.1:PORT, its controller on 127.0.0.1:CONTROLLER_PORT (default PORT+1). DIR holds server.properties, data/,
+#   127.0.0.1:PORT, its controller on 127.0.0.1:CONTROLLER_PORT (default PORT+1), and a
+#   SASL_PLAINTEXT listener (PLAIN, user faucet, password faucet-test-secret) on
+#   127.0.0.1:SASL_PORT (default PORT+2). DIR holds server.properties, data/,
 #   broker.log (appended across restarts) and broker.pid.
 # - If the JVM exits or is not ready in time, the last 40 lines of DIR/broker.log and the run's
 #   first ERROR lines go to stderr, no broker is left running, and the exit status is non-zero.
@@ -41,7 +43,7 @@ die() {
   log "error: $*"
   exit 1
 }
-usage() { die "usage: $0 fetch | start DIR PORT [CONTROLLER_PORT] | stop DIR | kill DIR | restart DIR"; }
+usage() { die "usage: $0 fetch | start DIR PORT [CONTROLLER_PORT [SASL_PORT]] | stop DIR | kill DIR | restart DIR"; }
 now_ms() { date +%s%3N; }
 
 # --- processes ----------------------------------------------------------------------------
@@ -108,8 +110,9 @@ fetch() {
 }
 
 write_config() {
-  local dir=$1 port=$2 controller_port=$3
-  sed -e "s|@PORT@|$port|g" -e "s|@CONTROLLER_PORT@|$controller_port|g" -e "s|@DATA@|$dir/data|g" \
+  local dir=$1 port=$2 controller_port=$3 sasl_port=$4
+  sed -e "s|@PORT@|$port|g" -e "s|@CONTROLLER_PORT@|$controller_port|g" \
+    -e "s|@SASL_PORT@|$sasl_port|g" -e "s|@DATA@|$dir/data|g" \
     "$HERE/server.properties.in" >"$dir/server.properties"
 }
 
@@ -177,9 +180,9 @@ launch() {
 # --- commands -----------------------------------------------------------------------------
 
 cmd_start() {
-  local dir=$1 port=$2 controller_port=${3:-$(($2 + 1))}
+  local dir=$1 port=$2 controller_port=${3:-$(($2 + 1))} sasl_port=${4:-$(($2 + 2))}
   local p
-  for p in "$port" "$controller_port"; do
+  for p in "$port" "$controller_port" "$sasl_port"; do
     if [[ ! $p =~ ^[0-9]+$ ]] || ((p < 1024 || p > 65535)); then die "bad port '$p'"; fi
   done
   fetch
@@ -189,7 +192,8 @@ cmd_start() {
   [[ ! -e $dir/data ]] || die "$dir/data exists: use restart, or remove it first"
   port_free "$port" || die "port $port is in use"
   port_free "$controller_port" || die "port $controller_port (controller) is in use"
-  write_config "$dir" "$port" "$controller_port"
+  port_free "$sasl_port" || die "port $sasl_port (SASL) is in use"
+  write_config "$dir" "$port" "$controller_port" "$sasl_port"
   mark_log "$dir"
   format_storage "$dir"
   launch "$dir"
@@ -235,7 +239,7 @@ main() {
   shift || true
   case "$cmd:$#" in
   fetch:0) fetch ;;
-  start:2 | start:3) cmd_start "$@" ;;
+  start:2 | start:3 | start:4) cmd_start "$@" ;;
   stop:1) cmd_stop "$@" ;;
   kill:1) cmd_kill "$@" ;;
   restart:1) cmd_restart "$@" ;;

@@ -42,6 +42,25 @@ class KafkaSinkTest : public ::testing::Test {
   const std::string scope_ = prefix_ + ".pipe";
 };
 
+Page PageOf(int from, int to) {
+  static const RelationPtr relation = [] {
+    auto r = std::make_shared<Relation>();
+    r->schema = "public";
+    r->name = "t";
+    r->columns = {{"id", ValueType::kInt, 20, -1, true}};
+    return r;
+  }();
+  Page page;
+  for (int id = from; id <= to; ++id) {
+    Change c;
+    c.op = ChangeOp::kInsert;
+    c.relation = relation;
+    c.after = Row{Cell::Value(std::to_string(id))};
+    page.changes.push_back(std::move(c));
+  }
+  return page;
+}
+
 TEST_F(KafkaSinkTest, EachChangeIsAMessageOnItsTablesTopicKeyedByItsRow) {
   auto orders = std::make_shared<Relation>();
   orders->schema = "shop";
@@ -173,6 +192,33 @@ TEST_F(KafkaSinkTest, AColumnChoosesThePartitionAndAnotherGivesTheHeaders) {
       << refused.ToString();
 }
 
+// auth: SASL/PLAIN against the broker's SASL listener; refused credentials fail Open with the
+// broker's reason, and the password appears nowhere.
+TEST_F(KafkaSinkTest, SaslCredentialsAreUsedAndARefusalSaysWhyWithoutThePassword) {
+  const std::string sasl = testing::RequireEnv("FAUCET_TEST_KAFKA_SASL_BROKERS");
+  const std::string topic = prefix_ + ".sasl";
+  auto sink_with = [&](const std::string& password) {
+    Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(config::Block(
+        YAML::Load("{brokers: '" + sasl + "', topic: {name: '" + topic +
+                   "'}, auth: {type: sasl, mechanism: PLAIN, username: faucet, password: '" +
+                   password + "'}}"),
+        std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
+    EXPECT_TRUE(options.ok()) << options.status().ToString();
+    return std::make_unique<KafkaSink>(*options);
+  };
+  auto sink = sink_with("faucet-test-secret");
+  ASSERT_OK(sink->Open(false));
+  ASSERT_OK(sink->Write(PageOf(1, 2)));
+  ASSERT_OK(sink->Flush());
+  EXPECT_EQ(ReadTopic(brokers_, topic).size(), 2u);  // the same broker's plaintext listener
+
+  auto refused = sink_with("not-the-s3cret");
+  const Status opened = refused->Open(false);
+  EXPECT_EQ(opened.code(), StatusCode::kUnavailable) << opened.ToString();
+  EXPECT_NE(opened.message().find("Authentication failed"), std::string::npos) << opened.ToString();
+  EXPECT_EQ(opened.message().find("not-the-s3cret"), std::string::npos) << opened.ToString();
+}
+
 TEST_F(KafkaSinkTest, ABrokerThatDoesNotAnswerIsAnErrorNamingIt) {
   Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
       config::Block(YAML::Load("{brokers: '127.0.0.1:1', topic: {name: t}}"),
@@ -195,25 +241,6 @@ std::unique_ptr<KafkaSink> ExactlyOnceSink(const std::string& brokers, const std
                     std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
   EXPECT_TRUE(options.ok()) << options.status().ToString();
   return std::make_unique<KafkaSink>(*options);
-}
-
-Page PageOf(int from, int to) {
-  static const RelationPtr relation = [] {
-    auto r = std::make_shared<Relation>();
-    r->schema = "public";
-    r->name = "t";
-    r->columns = {{"id", ValueType::kInt, 20, -1, true}};
-    return r;
-  }();
-  Page page;
-  for (int id = from; id <= to; ++id) {
-    Change c;
-    c.op = ChangeOp::kInsert;
-    c.relation = relation;
-    c.after = Row{Cell::Value(std::to_string(id))};
-    page.changes.push_back(std::move(c));
-  }
-  return page;
 }
 
 TEST_F(KafkaSinkTest, ExactlyOnceCommitsEachPageWithItsTokenAndARestartReadsTheLast) {

@@ -36,8 +36,8 @@ void DeliveryCallback(rd_kafka_t*, const rd_kafka_message_t* message, void* opaq
   static_cast<KafkaSink*>(opaque)->OnDelivery(*message);
 }
 
-void ErrorCallback(rd_kafka_t*, int error, const char*, void* opaque) {
-  static_cast<KafkaSink*>(opaque)->OnError(error);
+void ErrorCallback(rd_kafka_t* client, int error, const char* reason, void* opaque) {
+  static_cast<KafkaSink*>(opaque)->OnError(client, error, reason);
 }
 
 // A Kafka transactional call's error as text, with what librdkafka says of it.
@@ -51,15 +51,39 @@ std::string Describe(const rd_kafka_error_t* error) {
   return text;
 }
 
+// `auth`: {type: sasl, mechanism, username, password, tls, ca_location} or {type: tls,
+// ca_location, certificate_location, key_location, key_password} as librdkafka properties.
+Result<std::map<std::string, std::string>> ParseAuth(const config::Block& cfg) {
+  std::map<std::string, std::string> p;
+  if (!cfg.Has("auth")) return p;
+  ASSIGN_OR_RETURN(config::Block auth, cfg.Child("auth"));
+  ASSIGN_OR_RETURN(std::string type, auth.Enum("type", "sasl", {"sasl", "tls"}));
+  auto optional = [&](const char* key, const char* property) -> Status {
+    ASSIGN_OR_RETURN(std::optional<std::string> value, auth.OptionalString(key));
+    if (value) p[property] = *value;
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(optional("ca_location", "ssl.ca.location"));
+  if (type == "tls") {
+    p["security.protocol"] = "SSL";
+    RETURN_IF_ERROR(optional("certificate_location", "ssl.certificate.location"));
+    RETURN_IF_ERROR(optional("key_location", "ssl.key.location"));
+    RETURN_IF_ERROR(optional("key_password", "ssl.key.password"));
+    return p;
+  }
+  ASSIGN_OR_RETURN(p["sasl.mechanisms"],
+                   auth.Enum("mechanism", "PLAIN", {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}));
+  ASSIGN_OR_RETURN(p["sasl.username"], auth.RequiredString("username"));
+  ASSIGN_OR_RETURN(p["sasl.password"], auth.RequiredString("password"));
+  ASSIGN_OR_RETURN(bool tls, auth.Bool("tls", false));
+  p["security.protocol"] = tls ? "SASL_SSL" : "SASL_PLAINTEXT";
+  return p;
+}
+
 }  // namespace
 
 Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) {
   KafkaSinkOptions o;
-  for (const char* key : {"auth"}) {
-    if (cfg.Has(key)) {
-      return cfg.KeyError(key, "not available in this build of the kafka sink yet");
-    }
-  }
   if (cfg.Has("brokers") && cfg.node()["brokers"].IsSequence()) {
     ASSIGN_OR_RETURN(std::vector<std::string> brokers, cfg.StringList("brokers"));
     for (const std::string& b : brokers) o.brokers += (o.brokers.empty() ? "" : ",") + b;
@@ -105,6 +129,7 @@ Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) 
   o.linger = std::chrono::milliseconds(linger);
   ASSIGN_OR_RETURN(int64_t timeout, cfg.Int("message_timeout", 300'000, 1, 2'147'483'647));
   o.message_timeout = std::chrono::milliseconds(timeout);
+  ASSIGN_OR_RETURN(o.auth, ParseAuth(cfg));
   ASSIGN_OR_RETURN(config::Block extra, cfg.Child("extra_client_config"));
   for (const std::string& key : extra.Keys()) {
     ASSIGN_OR_RETURN(o.extra[key], extra.RequiredString(key));
@@ -144,7 +169,8 @@ SinkCapabilities KafkaSink::Capabilities() const {
 }
 
 kafka::Properties KafkaSink::ClientProperties() const {
-  kafka::Properties properties = {{"bootstrap.servers", options_.brokers}};
+  kafka::Properties properties = options_.auth;
+  properties["bootstrap.servers"] = options_.brokers;
   for (const auto& [key, value] : options_.extra) properties[key] = value;
   return properties;
 }
@@ -174,9 +200,10 @@ Status KafkaSink::Connect(const std::string& transactional_id) {
   const rd_kafka_resp_err_t err =
       rd_kafka_metadata(producer.get(), 0, nullptr, &metadata, kMetadataTimeoutMs);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_poll(producer.get(), 0);  // serves the errors queued meanwhile (OnError)
     return Unavailable(who_ + ": no broker answered within " +
                        std::to_string(kMetadataTimeoutMs / 1000) + " s (" + rd_kafka_err2str(err) +
-                       ")");
+                       (last_transient_.empty() ? "" : "; last error: " + last_transient_) + ")");
   }
   rd_kafka_metadata_destroy(metadata);
   producer_ = producer.release();
@@ -503,12 +530,16 @@ void KafkaSink::OnDelivery(const rd_kafka_message_t& message) {
   }
 }
 
-void KafkaSink::OnError(int error) {
-  // Other errors are transient (a broker down, a connection lost): librdkafka logs them and
-  // retries until message_timeout.
-  if (static_cast<rd_kafka_resp_err_t>(error) != RD_KAFKA_RESP_ERR__FATAL) return;
+void KafkaSink::OnError(rd_kafka_t* client, int error, const char* reason) {
+  // Other errors are transient (a broker down, a connection lost, refused credentials):
+  // librdkafka logs them and retries until message_timeout; the last one explains a failure.
+  if (static_cast<rd_kafka_resp_err_t>(error) != RD_KAFKA_RESP_ERR__FATAL) {
+    last_transient_ =
+        reason != nullptr ? reason : rd_kafka_err2str(static_cast<rd_kafka_resp_err_t>(error));
+    return;
+  }
   char fatal[512];
-  const rd_kafka_resp_err_t code = rd_kafka_fatal_error(producer_, fatal, sizeof fatal);
+  const rd_kafka_resp_err_t code = rd_kafka_fatal_error(client, fatal, sizeof fatal);
   fatal_ = true;
   first_error_ = std::string("fatal producer error: ") + fatal;
   if (code == RD_KAFKA_RESP_ERR__FENCED) {

@@ -69,6 +69,8 @@ struct KafkaSinkOptions {
   std::string compression = "none";
   std::chrono::milliseconds linger{5};
   std::chrono::milliseconds message_timeout{300'000};
+  // auth, as librdkafka properties (security.protocol, sasl.*, ssl.*); empty: PLAINTEXT.
+  std::map<std::string, std::string> auth;
   std::map<std::string, std::string> extra;  // extra_client_config: librdkafka properties
   // exactly_once: the transactional producer's id prefix, the commit-token topic, and
   // transaction.timeout.ms (also how long a restart waits for a crashed producer's transaction
@@ -84,8 +86,9 @@ struct KafkaSinkOptions {
   // `tombstone_on_delete`, `partition_path`, `headers_path`, `compression`, `acks`, `idempotent`
   // (default: true unless `acks` is not all), `linger` and `message_timeout` (milliseconds),
   // `extra_client_config`, `exactly_once` ({transactional_id_prefix, commit_token_topic,
-  // transaction_timeout}); `auth`, which this build does not implement yet, is an error
-  // naming it. No I/O.
+  // transaction_timeout}), `auth` ({type: sasl, mechanism: PLAIN|SCRAM-SHA-256|SCRAM-SHA-512,
+  // username, password, tls: false, ca_location} or {type: tls, ca_location,
+  // certificate_location, key_location, key_password}). No I/O.
   static Result<KafkaSinkOptions> FromConfig(const config::Block& cfg);
 };
 
@@ -126,7 +129,7 @@ class KafkaSink : public Sink {
   // librdkafka's callbacks: a message acknowledged or not; an error (only a fatal one, which
   // ends the producer, matters: librdkafka retries the others itself).
   void OnDelivery(const rd_kafka_message_t& message);
-  void OnError(int error);
+  void OnError(rd_kafka_t* client, int error, const char* reason);
 
  private:
   // What a source relation's messages share, made once per relation: the relation of its key
@@ -186,10 +189,11 @@ class KafkaSink : public Sink {
   std::map<std::string, rd_kafka_topic_t*> topics_;
   std::string value_;  // the message being produced (reused)
   std::string key_;
-  Change key_change_;        // the key columns of the change being produced, as a row (reused)
-  std::string first_error_;  // the first delivery or fatal error since Open
-  uint64_t failed_ = 0;      // messages the broker did not take
-  bool fatal_ = false;       // the producer had a fatal error (first_error_ says which)
+  Change key_change_;           // the key columns of the change being produced, as a row (reused)
+  std::string first_error_;     // the first delivery or fatal error since Open
+  uint64_t failed_ = 0;         // messages the broker did not take
+  bool fatal_ = false;          // the producer had a fatal error (first_error_ says which)
+  std::string last_transient_;  // the last error librdkafka retries by itself
 };
 
 // The sink for a `kafka` config block, not yet opened (no I/O: `faucet validate`).

@@ -52,15 +52,32 @@ TEST(KafkaSinkOptions, ErrorsNameTheFileAndKey) {
             std::string::npos);
   EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, compression: brotli}").find("compression"),
             std::string::npos);
-  // What this build does not do yet is refused, never ignored.
-  for (const char* key : {"auth"}) {
-    const std::string error =
-        ErrorOf(std::string("{brokers: a:1, topic: {name: t}, ") + key + ": x}");
-    EXPECT_NE(error.find(key), std::string::npos) << error;
-    EXPECT_NE(error.find("not available"), std::string::npos) << error;
-  }
   EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, value_format: {type: avro}}")
                 .find("value_format.type"),
+            std::string::npos);
+}
+
+TEST(KafkaSinkOptions, AuthBecomesLibrdkafkasSecurityProperties) {
+  Result<KafkaSinkOptions> sasl = Parse(
+      "{brokers: a:1, topic: {name: t}, auth: {mechanism: SCRAM-SHA-512, username: u, "
+      "password: p, tls: true, ca_location: /ca.pem}}");
+  ASSERT_OK(sasl);
+  EXPECT_EQ(sasl->auth.at("security.protocol"), "SASL_SSL");
+  EXPECT_EQ(sasl->auth.at("sasl.mechanisms"), "SCRAM-SHA-512");
+  EXPECT_EQ(sasl->auth.at("sasl.username"), "u");
+  EXPECT_EQ(sasl->auth.at("ssl.ca.location"), "/ca.pem");
+  Result<KafkaSinkOptions> tls = Parse(
+      "{brokers: a:1, topic: {name: t}, auth: {type: tls, certificate_location: /c.pem, "
+      "key_location: /k.pem}}");
+  ASSERT_OK(tls);
+  EXPECT_EQ(tls->auth.at("security.protocol"), "SSL");
+  EXPECT_EQ(tls->auth.at("ssl.key.location"), "/k.pem");
+  EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, auth: {username: u}}")
+                .find("sink.config.auth.password"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, auth: {mechanism: GSSAPI, username: u, "
+                    "password: p}}")
+                .find("sink.config.auth.mechanism"),
             std::string::npos);
 }
 
