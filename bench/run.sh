@@ -35,8 +35,10 @@
 #             checked: faucet's line count and last bookmark (the range's end), mariadb-binlog's
 #             decoded row count and raw byte count.
 #   kafka     postgres-cdc -> kafka (`faucet run`, at-least-once: acks=all, idempotent, linger 5
-#             ms; and `<label>-eo`: delivery exactly_once, a Kafka transaction per page, counted
-#             and timed read_committed) on copies of the cdc scenario's slots, beside its limit: kcat producing the
+#             ms; and `<label>-eo`: delivery exactly_once, Kafka transactions committed at each
+#             page with a bookmark and at least every second, counted
+#             and timed read_committed) on copies of the cdc scenario's slots, beside its limits:
+#             decoding alone (drain, as in cdc) and kcat producing the
 #             same messages (faucet's own, read back from its topic with their keys, one per
 #             line) with the same producer settings. Both into a new one-partition topic of the
 #             broker scripts/services.sh starts (created before, with a marker message), timed
@@ -344,6 +346,9 @@ kafka_case() {
   kcat -C -b "$FAUCET_TEST_KAFKA_BROKERS" -t "prep-$name" -o beginning -e -q -f '%k\t%s\n' >"$msgs"
   [[ $(wc -l <"$msgs") == "$rows" ]] || { log "kafka: $(wc -l <"$msgs") messages, not $rows"; exit 1; }
   for ((i = 1; i <= RUNS; i++)); do
+    # The other half of the limit: decoding alone (the walsender's own rate). faucet can go
+    # no faster than the slower of the two.
+    drain "kafka-$name" "$tmpl" "$pub" "$rows" "$i"
     topic=kcat-$name-$i
     kafka_topic "$topic"
     s=$(now)
