@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -142,11 +143,15 @@ Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) 
   ASSIGN_OR_RETURN(o.commit_token_topic, eo.String("commit_token_topic", o.commit_token_topic));
   if (o.transactional_id_prefix.empty()) return eo.Error("transactional_id_prefix", "is empty");
   if (o.commit_token_topic.empty()) return eo.Error("commit_token_topic", "is empty");
-  ASSIGN_OR_RETURN(int64_t txn_timeout, eo.Int("transaction_timeout", 60'000, 1'000, 900'000));
+  // A transaction's messages must be delivered before the brokers abort it: a written
+  // message_timeout raises the default transaction timeout (up to the brokers' usual 15 min
+  // maximum), and may not exceed a written one.
+  const bool message_timeout_set = cfg.Has("message_timeout");
+  const int64_t txn_default =
+      message_timeout_set ? std::clamp<int64_t>(timeout, 60'000, 900'000) : 60'000;
+  ASSIGN_OR_RETURN(int64_t txn_timeout, eo.Int("transaction_timeout", txn_default, 1'000, 900'000));
   o.transaction_timeout = std::chrono::milliseconds(txn_timeout);
-  // A transaction's messages must be delivered before the brokers abort it.
-  if (o.exactly_once_set && cfg.Has("message_timeout") &&
-      o.message_timeout > o.transaction_timeout) {
+  if (message_timeout_set && eo.Has("transaction_timeout") && timeout > txn_timeout) {
     return cfg.Error("message_timeout", "must not exceed exactly_once.transaction_timeout (" +
                                             std::to_string(txn_timeout) + " ms)");
   }
@@ -225,13 +230,21 @@ Status KafkaSink::StartTransactions(const std::string& scope) {
                     "' asked to write scope '" + scope + "'");
   }
   RETURN_IF_ERROR(Connect(id));
-  RETURN_IF_ERROR(kafka::EnsureTokenTopic(producer_, options_.commit_token_topic,
-                                          std::chrono::milliseconds(kMetadataTimeoutMs), who_));
-  // Fences older producers of the id and waits until their open transaction is aborted.
-  rd_kafka_error_t* error =
-      rd_kafka_init_transactions(producer_, static_cast<int>(options_.transaction_timeout.count()));
-  if (error != nullptr) return TransactionError(error, "starting transactional.id " + id);
-  return Status::Ok();
+  Status started = kafka::EnsureTokenTopic(producer_, options_.commit_token_topic,
+                                           std::chrono::milliseconds(kMetadataTimeoutMs), who_);
+  if (started.ok()) {
+    // Fences older producers of the id and waits until their open transaction is aborted.
+    if (rd_kafka_error_t* error = rd_kafka_init_transactions(
+            producer_, static_cast<int>(options_.transaction_timeout.count()))) {
+      started = TransactionError(error, "starting transactional.id " + id);
+    }
+  }
+  if (!started.ok()) {  // the next call starts over
+    rd_kafka_destroy(producer_);
+    producer_ = nullptr;
+    transactional_id_.clear();
+  }
+  return started;
 }
 
 Result<std::optional<std::string>> KafkaSink::CommittedToken(const std::string& scope) {

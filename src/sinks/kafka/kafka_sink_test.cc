@@ -122,11 +122,16 @@ TEST(KafkaSinkOptions, ExactlyOnceSettingsHaveDefaultsAndBounds) {
   EXPECT_EQ(eo->transaction_timeout.count(), 30000);
   EXPECT_TRUE(KafkaSink(*eo).Capabilities().watermark_configured);
 
-  // A transaction's messages must be delivered before the brokers abort it.
+  // A transaction's messages must be delivered before the brokers abort it: a written
+  // message_timeout raises the default transaction timeout, and may not exceed a written one.
   EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, message_timeout: 90000, "
                     "exactly_once: {transaction_timeout: 30000}}")
                 .find("sink.config.message_timeout: must not exceed"),
             std::string::npos);
+  Result<KafkaSinkOptions> longer =
+      Parse("{brokers: a:1, topic: {name: t}, message_timeout: 90000}");
+  ASSERT_OK(longer);
+  EXPECT_EQ(longer->transaction_timeout.count(), 90000);
   EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, exactly_once: {commit_token_topic: ''}}")
                 .find("sink.config.exactly_once.commit_token_topic"),
             std::string::npos);
