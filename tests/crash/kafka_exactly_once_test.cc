@@ -14,6 +14,7 @@
 
 #include "sinks/kafka/kafka_test_support.h"
 #include "sources/postgres/pg_test_support.h"
+#include "testing/crash_schedule.h"
 #include "testing/process.h"
 #include "testing/services.h"
 
@@ -98,20 +99,12 @@ TEST_F(KafkaExactlyOnce, CrashesAtEveryPointAndAfterChunksLeaveNoDuplicateAndNoG
                             "sink.kafka.before_commit:1", "sink.kafka.before_commit:3"}) {
     RunOnce("exactly_once", point);
   }
-  // Around the commit of a page with a bookmark, and inside the persist of the state file.
-  for (const char* point :
-       {"pipeline.after_flush", "pipeline.after_persist", "state.file.after_temp_write",
-        "state.file.before_rename", "state.file.after_rename"}) {
-    RunOnce("exactly_once", std::string(point) + ":1");
-  }
-  // Then after every page until the run ends by itself.
-  int crashes = 0;
-  for (; crashes < 60; ++crashes) {
-    testing::ProcessResult r = testing::RunProcess({FAUCET_BINARY, "run", Config("exactly_once")},
-                                                   {{"FAUCET_CRASH_AT", "pipeline.after_write:1"}});
-    if (r.exit_code == 0) break;
-    ASSERT_EQ(r.exit_code, kCrashExit) << r.output;
-  }
+  // Around the commit of a page with a bookmark, inside the persist of the state file, then
+  // after every page until the run ends by itself.
+  const int crashes = testing::CrashAroundEveryCommitThenAfterEveryPage([&](const std::string& at) {
+    return testing::RunProcess({FAUCET_BINARY, "run", Config("exactly_once")},
+                               {{"FAUCET_CRASH_AT", at}});
+  });
   EXPECT_GE(crashes, 3);
   RunOnce("exactly_once", "");
 

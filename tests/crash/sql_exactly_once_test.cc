@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "sources/postgres/pg_test_support.h"
+#include "testing/crash_schedule.h"
 #include "testing/process.h"
 #include "testing/services.h"
 #include "testing/sql_destination.h"
@@ -210,21 +211,12 @@ TEST_P(SqlExactlyOnce, CrashesAtEveryPointAndAfterChunksLeaveNoDuplicateAndNoGap
   for (int i = 0; GetParam().rows > 10000 && i < 10; ++i) {
     RunOnce("exactly_once", "pipeline.after_write:9");
   }
-  // Around the commit of a page with a bookmark, and inside the persist of the state file.
-  for (const char* point :
-       {"pipeline.after_flush", "pipeline.after_persist", "state.file.after_temp_write",
-        "state.file.before_rename", "state.file.after_rename"}) {
-    RunOnce("exactly_once", std::string(point) + ":1");
-  }
-  // Then after every page until the run ends by itself.
-  int crashes = 0;
-  for (; crashes < 60; ++crashes) {
-    testing::ProcessResult r =
-        testing::RunProcess({FAUCET_BINARY, "run", Config("exactly_once", 1000)},
-                            {{"FAUCET_CRASH_AT", "pipeline.after_write:1"}});
-    if (r.exit_code == 0) break;
-    ASSERT_EQ(r.exit_code, kCrashExit) << r.output;
-  }
+  // Around the commit of a page with a bookmark, inside the persist of the state file, then
+  // after every page until the run ends by itself.
+  const int crashes = testing::CrashAroundEveryCommitThenAfterEveryPage([&](const std::string& at) {
+    return testing::RunProcess({FAUCET_BINARY, "run", Config("exactly_once", 1000)},
+                               {{"FAUCET_CRASH_AT", at}});
+  });
   EXPECT_GE(crashes, 3);  // the medium transactions left give a chunk and a page each
   RunOnce("exactly_once", "");
   EXPECT_EQ(DestSummary(), SourceSummary());
