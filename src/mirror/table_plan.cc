@@ -360,7 +360,10 @@ TablePlan PlanTable(const TablesConfig& config, const config::Document& doc,
 
   YAML::Node sink = DeepMerge(sink_template, RenderPlaceholders(destination, table.name));
   sink = MergeInto(sink, RenderPlaceholders(over.sink, table.name));
-  sink["write_mode"] = plan.write_mode;
+  // A sink without write modes (jsonl, kafka) only appends: it is told nothing it would not read.
+  if (sink_upserts || over.write_mode || template_mode.IsScalar()) {
+    sink["write_mode"] = plan.write_mode;
+  }
   if (plan.key.empty()) {
     // A keyless table appends: a key, and a delete marker (which deletes by key), do not apply.
     sink.remove("key");

@@ -526,7 +526,8 @@ TEST(PlanTable, WriteModeIsTheTemplatesElseWhatTheSinkSupports) {
   TablePlan append = Plan(*plain, Table("shop.orders", {"id"}), false);
   EXPECT_EQ(append.write_mode, "append");
   EXPECT_TRUE(append.key.empty());
-  EXPECT_EQ(Get(append.sink.config.node(), "write_mode"), "append");
+  // A sink that does not write by key appends by default: it is told no write mode.
+  EXPECT_EQ(Get(append.sink.config.node(), "write_mode"), "<absent>");
   EXPECT_EQ(Get(append.sink.config.node(), "key"), "<absent>");
 
   Result<Loaded> templated =
@@ -661,7 +662,7 @@ TEST(PlanTable, FileSinkWithDestinationWritesAFilePerTable) {
   TablePlan plan = Plan(*loaded, Table("shop.orders", {"id"}), false);
   EXPECT_EQ(plan.refused, "");
   EXPECT_EQ(plan.sink.type, "jsonl");
-  EXPECT_EQ(Text(plan.sink.config.node()), "{path: out/shop.orders.jsonl, write_mode: append}");
+  EXPECT_EQ(Text(plan.sink.config.node()), "{path: out/shop.orders.jsonl}");
 }
 
 TEST(PlanTable, IdIsTheNodeId) {
