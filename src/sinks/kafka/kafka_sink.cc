@@ -493,6 +493,9 @@ Result<rd_kafka_headers_t*> KafkaSink::HeadersOf(const Change& change,
 
 Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string* value,
                           int32_t partition, rd_kafka_headers_t* headers) {
+  // Ours until a message takes them.
+  std::unique_ptr<rd_kafka_headers_t, decltype(&rd_kafka_headers_destroy)> owned(
+      headers, rd_kafka_headers_destroy);
   // Copied (F_COPY): librdkafka's macros only lack the const.
   char* key_data = key.empty() ? nullptr : const_cast<char*>(key.data());
   char* value_data = value != nullptr ? const_cast<char*>(value->data()) : nullptr;
@@ -501,10 +504,12 @@ Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key, const
     const rd_kafka_resp_err_t err = rd_kafka_producev(
         producer_, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(key_data, key.size()),
-        RD_KAFKA_V_VALUE(value_data, value_size), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();  // the message owns `headers`
+        RD_KAFKA_V_VALUE(value_data, value_size), RD_KAFKA_V_HEADERS(owned.get()), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      owned.release();  // the message has them
+      return Status::Ok();
+    }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      if (headers != nullptr) rd_kafka_headers_destroy(headers);
       RETURN_IF_ERROR(Failure());  // a fatal error says why
       return Unavailable(who_ + ": cannot produce to topic " + rd_kafka_topic_name(topic) + ": " +
                          rd_kafka_err2str(err));
