@@ -506,7 +506,7 @@ Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key, const
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(key_data, key.size()),
         RD_KAFKA_V_VALUE(value_data, value_size), RD_KAFKA_V_HEADERS(owned.get()), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      owned.release();  // the message has them
+      (void)owned.release();  // the message has them
       return Status::Ok();
     }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
