@@ -34,6 +34,15 @@ using Json = nlohmann::json;
 using kafka::testing::Message;
 using kafka::testing::ReadTopic;
 
+// A kafka sink of the flow map `yaml` (its config block), not opened; a config error fails the
+// test.
+std::unique_ptr<KafkaSink> SinkOf(const std::string& yaml) {
+  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(config::Block(
+      YAML::Load(yaml), std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
+  EXPECT_TRUE(options.ok()) << options.status().ToString();
+  return std::make_unique<KafkaSink>(options.ok() ? *options : KafkaSinkOptions{});
+}
+
 class KafkaSinkTest : public ::testing::Test {
  protected:
   const std::string brokers_ = testing::RequireEnv("FAUCET_TEST_KAFKA_BROKERS");
@@ -75,12 +84,9 @@ TEST_F(KafkaSinkTest, EachChangeIsAMessageOnItsTablesTopicKeyedByItsRow) {
     (op == ChangeOp::kDelete ? c.before : c.after) = Row{Cell::Value(id), Cell::Value(v)};
     return c;
   };
-  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
-      config::Block(YAML::Load("{brokers: '" + brokers_ + "', topic: {name: '" + prefix_ +
-                               ".{schema}.{table}'}}"),
-                    std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
-  ASSERT_OK(options);
-  KafkaSink sink(*options);
+  auto made =
+      SinkOf("{brokers: '" + brokers_ + "', topic: {name: '" + prefix_ + ".{schema}.{table}'}}");
+  KafkaSink& sink = *made;
   ASSERT_OK(sink.Open(false));
   Page page;
   page.changes.push_back(change(ChangeOp::kInsert, "1", "a"));
@@ -121,12 +127,9 @@ TEST_F(KafkaSinkTest, DebeziumJsonIsDebeziumsEnvelopeWithATombstoneAfterADelete)
     page.changes.push_back(std::move(c));
   }
   const std::string topic = prefix_ + ".dbz";
-  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
-      config::Block(YAML::Load("{brokers: '" + brokers_ + "', topic: {name: '" + topic +
-                               "'}, value_format: {type: debezium_json, server_name: pg1}}"),
-                    std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
-  ASSERT_OK(options);
-  KafkaSink sink(*options);
+  auto made = SinkOf("{brokers: '" + brokers_ + "', topic: {name: '" + topic +
+                     "'}, value_format: {type: debezium_json, server_name: pg1}}");
+  KafkaSink& sink = *made;
   ASSERT_OK(sink.Open(false));
   ASSERT_OK(sink.Write(page));
   ASSERT_OK(sink.Flush());
@@ -162,12 +165,9 @@ TEST_F(KafkaSinkTest, AColumnChoosesThePartitionAndAnotherGivesTheHeaders) {
   };
   const std::string topic = prefix_ + ".events";
   kafka::testing::CreateTopic(brokers_, topic, 3);
-  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
-      config::Block(YAML::Load("{brokers: '" + brokers_ + "', topic: {name: '" + topic +
-                               "'}, partition_path: shard, headers_path: meta}"),
-                    std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
-  ASSERT_OK(options);
-  KafkaSink sink(*options);
+  auto made = SinkOf("{brokers: '" + brokers_ + "', topic: {name: '" + topic +
+                     "'}, partition_path: shard, headers_path: meta}");
+  KafkaSink& sink = *made;
   ASSERT_OK(sink.Open(false));
   Page page;
   page.changes = {insert("1", "2", R"({"trace": "t-1", "n": 5})"), insert("2", "0", "{}"),
@@ -199,13 +199,9 @@ TEST_F(KafkaSinkTest, SaslCredentialsAreUsedAndARefusalSaysWhyWithoutThePassword
   const std::string sasl = testing::RequireEnv("FAUCET_TEST_KAFKA_SASL_BROKERS");
   const std::string topic = prefix_ + ".sasl";
   auto sink_with = [&](const std::string& password) {
-    Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(config::Block(
-        YAML::Load("{brokers: '" + sasl + "', topic: {name: '" + topic +
-                   "'}, auth: {type: sasl, mechanism: PLAIN, username: faucet, password: '" +
-                   password + "'}}"),
-        std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
-    EXPECT_TRUE(options.ok()) << options.status().ToString();
-    return std::make_unique<KafkaSink>(*options);
+    return SinkOf("{brokers: '" + sasl + "', topic: {name: '" + topic +
+                  "'}, auth: {type: sasl, mechanism: PLAIN, username: faucet, password: '" +
+                  password + "'}}");
   };
   auto sink = sink_with("faucet-test-secret");
   ASSERT_OK(sink->Open(false));
@@ -221,11 +217,8 @@ TEST_F(KafkaSinkTest, SaslCredentialsAreUsedAndARefusalSaysWhyWithoutThePassword
 }
 
 TEST_F(KafkaSinkTest, ABrokerThatDoesNotAnswerIsAnErrorNamingIt) {
-  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
-      config::Block(YAML::Load("{brokers: '127.0.0.1:1', topic: {name: t}}"),
-                    std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
-  ASSERT_OK(options);
-  KafkaSink sink(*options);
+  auto made = SinkOf("{brokers: '127.0.0.1:1', topic: {name: t}}");
+  KafkaSink& sink = *made;
   const Status opened = sink.Open(false);
   EXPECT_EQ(opened.code(), StatusCode::kUnavailable) << opened.ToString();
   EXPECT_NE(opened.message().find("127.0.0.1:1"), std::string::npos) << opened.ToString();
@@ -235,13 +228,9 @@ TEST_F(KafkaSinkTest, ABrokerThatDoesNotAnswerIsAnErrorNamingIt) {
 // test): `prefix` names the transactional ids, `timeout` the transaction timeout.
 std::unique_ptr<KafkaSink> ExactlyOnceSink(const std::string& brokers, const std::string& topic,
                                            const std::string& tokens, int timeout_ms = 10'000) {
-  Result<KafkaSinkOptions> options = KafkaSinkOptions::FromConfig(
-      config::Block(YAML::Load("{brokers: '" + brokers + "', topic: {name: '" + topic +
-                               "'}, exactly_once: {commit_token_topic: '" + tokens +
-                               "', transaction_timeout: " + std::to_string(timeout_ms) + "}}"),
-                    std::make_shared<const std::string>("pipe.yaml"), "sink.config"));
-  EXPECT_TRUE(options.ok()) << options.status().ToString();
-  return std::make_unique<KafkaSink>(*options);
+  return SinkOf("{brokers: '" + brokers + "', topic: {name: '" + topic +
+                "'}, exactly_once: {commit_token_topic: '" + tokens +
+                "', transaction_timeout: " + std::to_string(timeout_ms) + "}}");
 }
 
 TEST_F(KafkaSinkTest, ExactlyOnceCommitsEachPageWithItsTokenAndARestartReadsTheLast) {
