@@ -52,7 +52,7 @@ class KafkaExactlyOnce : public ::testing::Test {
   }
 
   std::string Config(const std::string& delivery) {
-    const std::string path = dir_ + "/" + delivery + ".yaml";
+    std::string path = dir_ + "/" + delivery + ".yaml";
     std::ofstream(path) << "version: 1\nname: " << name_ << "\ndelivery: " << delivery << "\n"
                         << "pipeline:\n  source: " << cdc_->SourceYaml(", batch_size: 1000")
                         << "\n  sink: {type: kafka, config: {brokers: '" << brokers_

@@ -54,13 +54,14 @@ class KafkaBrokerCrashTest : public ::testing::Test {
   }
 
   void Broker(const std::string& action) {
-    testing::ProcessResult r = testing::RunProcess({"/bin/bash", kBroker, action, run_dir_ + "/kafka"});
+    testing::ProcessResult r =
+        testing::RunProcess({"/bin/bash", kBroker, action, run_dir_ + "/kafka"});
     ASSERT_EQ(r.exit_code, 0) << action << "\n" << r.output;
   }
 
   std::string Config(const std::string& delivery, const std::string& source_yaml,
                      const std::string& topic, const std::string& sink_extra) {
-    const std::string path = dir_ + "/" + delivery + ".yaml";
+    std::string path = dir_ + "/" + delivery + ".yaml";
     std::ofstream(path) << "version: 1\nname: " << prefix_ << "\ndelivery: " << delivery
                         << "\npipeline:\n  source: " << source_yaml
                         << "\n  sink: {type: kafka, config: {brokers: '" << brokers_
