@@ -188,6 +188,9 @@ Status KafkaSink::Connect(const std::string& transactional_id) {
       {"linger.ms", std::to_string(options_.linger.count())},
       {"message.timeout.ms", std::to_string(options_.message_timeout.count())},
   };
+  // Without idempotence a retried batch could overtake the next one: one request in flight
+  // per broker keeps each partition's (so each key's) order.
+  if (!options_.idempotent) properties["max.in.flight.requests.per.connection"] = "1";
   if (!transactional_id.empty()) {
     const auto timeout = options_.transaction_timeout;
     properties["transactional.id"] = transactional_id;
