@@ -135,9 +135,11 @@ struct RelationText {
   std::vector<std::string> keys;   // per column: "name":
   std::vector<std::string> names;  // per column: "name" (for __unchanged_toast__)
   std::string schema_table;        // ,"schema":"..","table":"..","lsn":
-  // AppendDebeziumJson's {"schema":<envelope>,"payload":{ for server `debezium_server`.
+  // {"schema":<the envelope's or, debezium_key, the key's struct>,"payload":{ of Debezium's
+  // rendering for server `debezium_server`.
   std::string debezium_head;
   std::string debezium_server;
+  bool debezium_key = false;
 };
 
 // Per-thread state reused across calls: once its buffers have grown to the largest value seen,
@@ -519,14 +521,27 @@ void WriteConnectStruct(Buffer& b, const Relation& relation, const std::string& 
   b.Append('}');
 }
 
-// The envelope's schema, then "payload":{ (rendered once per relation and server).
-const std::string& DebeziumHead(RenderState& st, RelationText& text, const std::string& server) {
-  if (!text.debezium_head.empty() && text.debezium_server == server) return text.debezium_head;
+// The envelope's schema (or, `key`, the key's), then "payload":{ (rendered once per relation,
+// server and kind).
+const std::string& DebeziumHead(RenderState& st, RelationText& text, const std::string& server,
+                                bool key) {
+  if (!text.debezium_head.empty() && text.debezium_server == server && text.debezium_key == key) {
+    return text.debezium_head;
+  }
   const Relation& r = *text.relation;
   const bool binlog = !r.binlog_base.empty();
   const std::string prefix = server + "." + r.schema + "." + r.name;
   Buffer& b = st.relation_scratch;
   b.Clear();
+  text.debezium_server = server;
+  text.debezium_key = key;
+  if (key) {
+    b.Append("{\"schema\":");
+    WriteConnectStruct(b, r, prefix + ".Key", false, "");
+    b.Append(",\"payload\":{");
+    text.debezium_head.assign(b.data(), b.size());
+    return text.debezium_head;
+  }
   b.Append("{\"schema\":{\"type\":\"struct\",\"optional\":false,\"name\":");
   WriteString(b, prefix + ".Envelope");
   b.Append(",\"version\":1,\"fields\":[");
@@ -555,7 +570,6 @@ const std::string& DebeziumHead(RenderState& st, RelationText& text, const std::
       "{\"type\":\"string\",\"optional\":false,\"field\":\"op\"},"
       "{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ms\"}]},\"payload\":{");
   text.debezium_head.assign(b.data(), b.size());
-  text.debezium_server = server;
   return text.debezium_head;
 }
 
@@ -727,7 +741,7 @@ void AppendDebeziumJson(const Change& change, const std::string& server, std::st
   b.Clear();
   const Relation& relation = *change.relation;
   RelationText& text = TextOf(st, change.relation);
-  b.Append(DebeziumHead(st, text, server));
+  b.Append(DebeziumHead(st, text, server, /*key=*/false));
   b.Append("\"before\":");
   if (change.op == ChangeOp::kRead) {
     WriteNull(b);
@@ -747,24 +761,22 @@ void AppendDebeziumJson(const Change& change, const std::string& server, std::st
   out.append(b.data(), b.size());
 }
 
-void AppendDebeziumKeyJson(const Relation& key, const Row& row, const std::string& server,
+void AppendDebeziumKeyJson(const RelationPtr& key, const Row& row, const std::string& server,
                            std::string& out) {
   thread_local RenderState st;
   st.debezium = true;
   Buffer& b = st.out;
   b.Clear();
-  b.Append("{\"schema\":");
-  WriteConnectStruct(b, key, server + "." + key.schema + "." + key.name + ".Key", false, "");
-  b.Append(",\"payload\":{");
-  const size_t n = std::min(row.size(), key.columns.size());
+  RelationText& text = TextOf(st, key);
+  b.Append(DebeziumHead(st, text, server, /*key=*/true));
+  const size_t n = std::min(row.size(), key->columns.size());
   for (size_t i = 0; i < n; ++i) {
     if (i > 0) b.Append(',');
-    WriteString(b, key.columns[i].name);
-    b.Append(':');
+    b.Append(text.keys[i]);
     if (row[i].state == CellState::kNull) {
       WriteNull(b);
     } else {
-      WriteDebeziumValue(st, key.columns[i], row[i]);
+      WriteDebeziumValue(st, key->columns[i], row[i]);
     }
   }
   b.Append("}}");

@@ -64,8 +64,9 @@ void AppendChangeJson(const Change& change, std::string& out);
 void AppendDebeziumJson(const Change& change, const std::string& server, std::string& out);
 
 // Appends the key `row` of relation `key` (its key columns) as Debezium's key:
-// {"schema":{"type":"struct","name":"<server>.<schema>.<table>.Key",...},"payload":{..}}.
-void AppendDebeziumKeyJson(const Relation& key, const Row& row, const std::string& server,
+// {"schema":{"type":"struct","name":"<server>.<schema>.<table>.Key",...},"payload":{..}}. The
+// schema is rendered once per relation and server, not per key.
+void AppendDebeziumKeyJson(const RelationPtr& key, const Row& row, const std::string& server,
                            std::string& out);
 
 // The boolean a source's text form spells ("t"/"f", "true"/"false", "1"/"0"), if any.

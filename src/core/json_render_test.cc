@@ -521,10 +521,16 @@ TEST(AppendDebeziumKeyJson, IsTheKeyStructAndItsValues) {
   key->name = "orders";
   key->columns = {{"id", ValueType::kInt, 20, -1, true}};
   std::string out;
-  AppendDebeziumKeyJson(*key, Row{Cell::Value("42")}, "pg", out);
+  AppendDebeziumKeyJson(key, Row{Cell::Value("42")}, "pg", out);
   EXPECT_EQ(out,
             R"({"schema":{"type":"struct","optional":false,"name":"pg.public.orders.Key",)"
             R"("fields":[{"type":"int64","optional":false,"field":"id"}]},"payload":{"id":42}})");
+  // The cached schema follows the server, and the key does not take the envelope's.
+  out.clear();
+  AppendDebeziumKeyJson(key, Row{Cell::Value("7")}, "other", out);
+  EXPECT_EQ(out.substr(0, 76),
+            R"({"schema":{"type":"struct","optional":false,"name":"other.public.orders.Key")");
+  EXPECT_EQ(out.substr(out.size() - 23), R"(}]},"payload":{"id":7}})");
 }
 
 TEST(ParseBoolText, RejectsOtherSpellings) {

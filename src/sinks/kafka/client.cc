@@ -40,4 +40,47 @@ Result<Client> NewClient(rd_kafka_type_t type, rd_kafka_conf_t* conf, const std:
   return Client(client);
 }
 
+Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions,
+                   const Properties& config, std::chrono::milliseconds timeout,
+                   const std::string& who) {
+  char error[512];
+  rd_kafka_NewTopic_t* new_topic =
+      rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, error, sizeof error);
+  if (new_topic == nullptr) {
+    return InvalidArgument(who + ": " + error);
+  }
+  for (const auto& [name, value] : config) {
+    rd_kafka_NewTopic_set_config(new_topic, name.c_str(), value.c_str());
+  }
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(client);
+  rd_kafka_AdminOptions_t* options =
+      rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_set_request_timeout(options, static_cast<int>(timeout.count()), error,
+                                            sizeof error);
+  rd_kafka_CreateTopics(client, &new_topic, 1, options, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, static_cast<int>(timeout.count()) + 1000);
+  Status status;
+  if (event == nullptr) {
+    status = Unavailable(who + ": the brokers did not answer");
+  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    status = Unavailable(who + ": " + rd_kafka_event_error_string(event));
+  } else {
+    size_t count = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
+    const rd_kafka_resp_err_t err =
+        count == 1 ? rd_kafka_topic_result_error(results[0]) : RD_KAFKA_RESP_ERR__FAIL;
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      const char* message = count == 1 ? rd_kafka_topic_result_error_string(results[0]) : nullptr;
+      status = Unavailable(
+          who + ": cannot create it: " + (message != nullptr ? message : rd_kafka_err2str(err)));
+    }
+  }
+  if (event != nullptr) rd_kafka_event_destroy(event);
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_NewTopic_destroy(new_topic);
+  return status;
+}
+
 }  // namespace faucet::kafka

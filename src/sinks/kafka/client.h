@@ -1,9 +1,10 @@
 // What the kafka sink's producer and its commit-token readers share: a librdkafka client made
-// from a map of properties, its log in faucet's log, and owning handles.
+// from a map of properties, its log in faucet's log, owning handles, and topic creation.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,5 +26,12 @@ Result<rd_kafka_conf_t*> NewConf(const Properties& properties, const std::string
 
 // A client of `type` from `conf` (which it takes, also on failure).
 Result<Client> NewClient(rd_kafka_type_t type, rd_kafka_conf_t* conf, const std::string& who);
+
+// Creates `topic` through `client` with `partitions` partitions, the brokers' replication
+// factor and `config` (topic properties), unless it exists. kUnavailable when the brokers do
+// not answer within `timeout` or refuse (their reason); `who` names the topic in messages.
+Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions,
+                   const Properties& config, std::chrono::milliseconds timeout,
+                   const std::string& who);
 
 }  // namespace faucet::kafka

@@ -41,14 +41,15 @@ void ErrorCallback(rd_kafka_t* client, int error, const char* reason, void* opaq
   static_cast<KafkaSink*>(opaque)->OnError(client, error, reason);
 }
 
+// What a fenced producer's error adds: why it happened.
+constexpr const char* kFenced =
+    " (another producer with this transactional.id started: a second faucet process runs this "
+    "pipeline)";
+
 // A Kafka transactional call's error as text, with what librdkafka says of it.
 std::string Describe(const rd_kafka_error_t* error) {
   std::string text = rd_kafka_error_string(error);
-  if (rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__FENCED) {
-    text +=
-        " (another producer with this transactional.id started: a second faucet process "
-        "runs this pipeline)";
-  }
+  if (rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__FENCED) text += kFenced;
   return text;
 }
 
@@ -399,7 +400,7 @@ void KafkaSink::RenderKey(const Change& change, const TableShape& shape) {
   cells.resize(shape.columns.size());
   for (size_t i = 0; i < shape.columns.size(); ++i) cells[i] = (*row)[shape.columns[i]];
   if (options_.debezium) {
-    AppendDebeziumKeyJson(*shape.key, cells, options_.debezium_server, key_);
+    AppendDebeziumKeyJson(shape.key, cells, options_.debezium_server, key_);
   } else {
     AppendChangeJson(key_change_, key_);
   }
@@ -446,44 +447,49 @@ Status KafkaSink::ProduceAll(const Page& page) {
 
 // The cell of `change`'s row in `column` (-1: not a column of its table), or an error naming
 // the config key `what` and the table.
-Result<const Cell*> KafkaSink::CellOf(const Change& change, int column, const char* what) const {
+Result<const Cell*> KafkaSink::CellOf(const Change& change, int column, const std::string& path,
+                                      const char* key) const {
   const Relation& relation = *change.relation;
-  const std::string& path = what[0] == 'p' ? options_.partition_path : options_.headers_path;
   const Row* row = RowOf(change);
   if (column < 0 || row == nullptr || static_cast<size_t>(column) >= row->size()) {
-    return InvalidArgument(who_ + ": " + what + " " + path + " is not a column of table " +
+    return InvalidArgument(who_ + ": " + key + " " + path + " is not a column of table " +
                            relation.schema + "." + relation.name);
   }
   return &(*row)[column];
 }
 
+Status KafkaSink::RowError(const Change& change, const std::string& path, const char* key,
+                           const std::string& what) const {
+  return InvalidArgument(who_ + ": table " + change.relation->schema + "." + change.relation->name +
+                         ", row key " + key_ + ", column " + path + " (" + key + "): " + what);
+}
+
 Result<int32_t> KafkaSink::PartitionOf(const Change& change, const TableShape& shape) const {
-  if (options_.partition_path.empty()) return RD_KAFKA_PARTITION_UA;
-  ASSIGN_OR_RETURN(const Cell* cell, CellOf(change, shape.partition_column, "partition_path"));
+  const std::string& path = options_.partition_path;
+  if (path.empty()) return RD_KAFKA_PARTITION_UA;
+  ASSIGN_OR_RETURN(const Cell* cell,
+                   CellOf(change, shape.partition_column, path, "partition_path"));
   if (cell->state != CellState::kValue) return RD_KAFKA_PARTITION_UA;  // the key decides
   int32_t partition = -1;
-  const auto [end, ec] =
-      std::from_chars(cell->text.data(), cell->text.data() + cell->text.size(), partition);
-  if (ec != std::errc() || end != cell->text.data() + cell->text.size() || partition < 0) {
-    return InvalidArgument(who_ + ": table " + change.relation->schema + "." +
-                           change.relation->name + ", row key " + key_ + ", column " +
-                           options_.partition_path + " (partition_path): '" + cell->text +
-                           "' is not a partition number");
+  const char* end = cell->text.data() + cell->text.size();
+  const auto [stop, ec] = std::from_chars(cell->text.data(), end, partition);
+  if (ec != std::errc() || stop != end || partition < 0) {
+    return RowError(change, path, "partition_path",
+                    "'" + cell->text + "' is not a partition number");
   }
   return partition;
 }
 
 Result<rd_kafka_headers_t*> KafkaSink::HeadersOf(const Change& change,
                                                  const TableShape& shape) const {
-  if (options_.headers_path.empty()) return nullptr;
-  ASSIGN_OR_RETURN(const Cell* cell, CellOf(change, shape.headers_column, "headers_path"));
+  const std::string& path = options_.headers_path;
+  if (path.empty()) return nullptr;
+  ASSIGN_OR_RETURN(const Cell* cell, CellOf(change, shape.headers_column, path, "headers_path"));
   if (cell->state != CellState::kValue) return nullptr;
   const nlohmann::json object = nlohmann::json::parse(cell->text, nullptr, false);
   if (!object.is_object()) {
-    return InvalidArgument(who_ + ": table " + change.relation->schema + "." +
-                           change.relation->name + ", row key " + key_ + ", column " +
-                           options_.headers_path +
-                           " (headers_path): not a JSON object: " + cell->text.substr(0, 100));
+    return RowError(change, path, "headers_path",
+                    "not a JSON object: " + cell->text.substr(0, 100));
   }
   rd_kafka_headers_t* headers = rd_kafka_headers_new(object.size());
   for (const auto& [name, value] : object.items()) {
@@ -563,11 +569,7 @@ void KafkaSink::OnError(rd_kafka_t* client, int error, const char* reason) {
   const rd_kafka_resp_err_t code = rd_kafka_fatal_error(client, fatal, sizeof fatal);
   fatal_ = true;
   first_error_ = std::string("fatal producer error: ") + fatal;
-  if (code == RD_KAFKA_RESP_ERR__FENCED) {
-    first_error_ +=
-        " (another producer with this transactional.id started: a second faucet "
-        "process runs this pipeline)";
-  }
+  if (code == RD_KAFKA_RESP_ERR__FENCED) first_error_ += kFenced;
 }
 
 Result<std::unique_ptr<Sink>> MakeKafkaSink(const config::Block& cfg) {

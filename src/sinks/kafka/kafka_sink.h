@@ -155,8 +155,12 @@ class KafkaSink : public Sink {
   // `headers` (null for none).
   Status Produce(rd_kafka_topic_t* topic, const std::string& key, const std::string* value,
                  int32_t partition = RD_KAFKA_PARTITION_UA, rd_kafka_headers_t* headers = nullptr);
-  // The cell of `change`'s row at `column` (of partition_path or headers_path: `what`).
-  Result<const Cell*> CellOf(const Change& change, int column, const char* what) const;
+  // The cell of `change`'s row at `column`, the column named `path` by config key `key`.
+  Result<const Cell*> CellOf(const Change& change, int column, const std::string& path,
+                             const char* key) const;
+  // kInvalidArgument naming the table, the row's key, column `path` (config key `key`), `what`.
+  Status RowError(const Change& change, const std::string& path, const char* key,
+                  const std::string& what) const;
   // The partition partition_path names (UA when unset or null; an error naming the table and
   // value when it is not a partition number).
   Result<int32_t> PartitionOf(const Change& change, const TableShape& shape) const;

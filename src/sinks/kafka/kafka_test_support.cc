@@ -86,23 +86,8 @@ void CreateTopic(const std::string& brokers, const std::string& topic, int parti
   ASSERT_TRUE(conf.ok()) << conf.status().ToString();
   Result<Client> client = NewClient(RD_KAFKA_PRODUCER, *conf, "admin");
   ASSERT_TRUE(client.ok()) << client.status().ToString();
-  char error[512];
-  rd_kafka_NewTopic_t* new_topic =
-      rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, error, sizeof error);
-  ASSERT_NE(new_topic, nullptr) << error;
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(client->get());
-  rd_kafka_CreateTopics(client->get(), &new_topic, 1, nullptr, queue);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
-  ASSERT_NE(event, nullptr) << "no answer to CreateTopics";
-  size_t count = 0;
-  const rd_kafka_topic_result_t** results =
-      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
-  ASSERT_EQ(count, 1u);
-  EXPECT_EQ(rd_kafka_topic_result_error(results[0]), RD_KAFKA_RESP_ERR_NO_ERROR)
-      << rd_kafka_topic_result_error_string(results[0]);
-  rd_kafka_event_destroy(event);
-  rd_kafka_queue_destroy(queue);
-  rd_kafka_NewTopic_destroy(new_topic);
+  const Status created = kafka::CreateTopic(client->get(), topic, partitions, {}, 30s, topic);
+  ASSERT_TRUE(created.ok()) << created.ToString();
 }
 
 TransactionalProducer::TransactionalProducer(const std::string& brokers,

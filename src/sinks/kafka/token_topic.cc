@@ -114,42 +114,8 @@ Result<Last> LastInRange(rd_kafka_t* reader, const std::string& topic, int32_t p
 
 Status EnsureTokenTopic(rd_kafka_t* client, const std::string& topic,
                         std::chrono::milliseconds timeout, const std::string& who) {
-  char error[512];
-  rd_kafka_NewTopic_t* new_topic = rd_kafka_NewTopic_new(topic.c_str(), 1, -1, error, sizeof error);
-  if (new_topic == nullptr) {
-    return InvalidArgument(who + ": commit token topic " + topic + ": " + error);
-  }
-  rd_kafka_NewTopic_set_config(new_topic, "cleanup.policy", "compact");
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(client);
-  rd_kafka_AdminOptions_t* options =
-      rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS);
-  rd_kafka_AdminOptions_set_request_timeout(options, static_cast<int>(timeout.count()), error,
-                                            sizeof error);
-  rd_kafka_CreateTopics(client, &new_topic, 1, options, queue);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, static_cast<int>(timeout.count()) + 1000);
-  Status status;
-  if (event == nullptr) {
-    status = Unavailable(who + ": commit token topic " + topic + ": the brokers did not answer");
-  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    status = Unavailable(who + ": commit token topic " + topic + ": " +
-                         rd_kafka_event_error_string(event));
-  } else {
-    size_t count = 0;
-    const rd_kafka_topic_result_t** results =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
-    const rd_kafka_resp_err_t err =
-        count == 1 ? rd_kafka_topic_result_error(results[0]) : RD_KAFKA_RESP_ERR__FAIL;
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-      const char* message = count == 1 ? rd_kafka_topic_result_error_string(results[0]) : nullptr;
-      status = Unavailable(who + ": cannot create commit token topic " + topic + ": " +
-                           (message != nullptr ? message : rd_kafka_err2str(err)));
-    }
-  }
-  if (event != nullptr) rd_kafka_event_destroy(event);
-  rd_kafka_AdminOptions_destroy(options);
-  rd_kafka_queue_destroy(queue);
-  rd_kafka_NewTopic_destroy(new_topic);
-  return status;
+  return CreateTopic(client, topic, 1, {{"cleanup.policy", "compact"}}, timeout,
+                     who + ": commit token topic " + topic);
 }
 
 Result<std::optional<std::string>> ReadLastToken(const Properties& properties,
