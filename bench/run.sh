@@ -2,7 +2,7 @@
 # faucet benchmarks, each beside the physical limit measured in the same run, on the same server
 # and the same data (results and how to read them: BENCHMARKS.md).
 #
-#   bash bench/run.sh BUILD_DIR [cdc] [mysql-cdc] [kafka] [metrics] [apply] [snapshot] [copy]
+#   bash bench/run.sh BUILD_DIR [cdc] [mysql-cdc] [kafka] [kafka-apply] [metrics] [apply] [snapshot] [copy]
 #                               [tables-load] [tables-stream] [tables-rss]
 #   bash bench/run.sh BUILD_DIR tables     # = tables-load tables-stream tables-rss
 #
@@ -56,6 +56,12 @@
 #             applied by the real pipeline, timed alone). Time to the last row: the source's
 #             last transaction inserts a sentinel row; a watcher polls the destination for it
 #             every 10 ms. Each destination is checked against the source after every run.
+#   kafka-apply  the apply scenario's changes into postgres (upsert) through Kafka: written once
+#             to a one-partition topic by postgres-cdc -> kafka (not timed), then each run a
+#             `faucet run` of the kafka source (a new consumer group, so from the topic's start)
+#             -> postgres upsert, timed and checked as the apply runs, beside its limit: the
+#             postgres -> postgres apply run of the same round (recorded as postgres-apply).
+#             Runs the apply scenario's postgres destination (all three with `apply`).
 #   snapshot  `faucet mirror` (continuous: false) of a ROWS-row table into postgres (upsert) and
 #             into sqlite (upsert), beside `psql COPY TO STDOUT | psql COPY FROM STDIN` (resp.
 #             `| sqlite3 .import`) into an identical table, with the snapshot query's batch_size
@@ -125,7 +131,9 @@ mtime() { stat -c %.Y "$1"; }
 
 # An assignment, so that a failed start stops the script (a failing eval "$(...)" does not).
 SERVICES=(pg mysql)
-if [[ " ${SCENARIOS[*]} " == *" kafka "* ]]; then SERVICES+=(kafka); fi
+KAFKA_APPLY=""
+if [[ " ${SCENARIOS[*]} " == *" kafka-apply "* ]]; then KAFKA_APPLY=1; fi
+if [[ " ${SCENARIOS[*]} " == *" kafka "* || -n $KAFKA_APPLY ]]; then SERVICES+=(kafka); fi
 services_env=$(bash scripts/services.sh start "${SERVICES[@]}")
 eval "$services_env"
 SRC=$FAUCET_TEST_PG_URL
@@ -705,7 +713,52 @@ $2" >"$WORK/apply.yaml"
       "check_$dest" || { log "the $dest destination differs from the source ($label)"; exit 1; }
       record "$scenario" "$label" "$i" "$ROWS" "$(sub "$(cat "$WORK/seen")" "$s")" "$WORK/time"
       sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
+      if [[ $dest == postgres && -n $KAFKA_APPLY ]]; then
+        # Its limit: this postgres -> postgres run, the same changes applied the same way.
+        ((v)) || tail -n 1 "$RESULTS" | awk -F'\t' -v OFS='\t' '{ $1 = "kafka-apply"; $2 = "postgres-apply"; print }' >>"$RESULTS"
+        kafka_apply_case
+      fi
     done
+  }
+
+  # kafka_apply_case: the apply topic (made once from the same slot) into postgres by a kafka
+  # source (a new group each run, so from the topic's start), timed like the other runs.
+  kafka_apply_case() {
+    if [[ -z ${KAFKA_APPLY_TOPIC:-} ]]; then
+      KAFKA_APPLY_TOPIC=apply-mix-$$
+      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'k_mix')" >/dev/null
+      rm -rf "$WORK/state-kafka_mix"
+      faucet_cdc_yaml kafka_mix k_mix pub_mix \
+        "  sink: { type: kafka, config: { brokers: '$FAUCET_TEST_KAFKA_BROKERS', topic: { name: $KAFKA_APPLY_TOPIC } } }" >"$WORK/kafka.yaml"
+      "$FAUCET" run "$WORK/kafka.yaml" 2>"$WORK/faucet.log" || { cat "$WORK/faucet.log" >&2; exit 1; }
+      sqlv "$SRC" -c "SELECT pg_drop_replication_slot('k_mix')" >/dev/null
+      [[ $(kafka_count "$KAFKA_APPLY_TOPIC") == "$ROWS" ]] || { log "kafka-apply: $(kafka_count "$KAFKA_APPLY_TOPIC") messages, not $ROWS"; exit 1; }
+    fi
+    empty_postgres
+    rm -rf "$WORK/state-kafka-apply"
+    cat >"$WORK/kafka-apply.yaml" <<YAML
+version: 1
+name: kafka_apply
+pipeline:
+  source:
+    type: kafka
+    config: { brokers: '$FAUCET_TEST_KAFKA_BROKERS', topics: [$KAFKA_APPLY_TOPIC], group_id: apply-$i-$label, idle_timeout: 1 }
+  sink:
+    type: postgres
+    config: { connection_url: '$DST', table_name: mix, write_mode: upsert, key: [id] }
+  state:
+    type: file
+    config: { path: $WORK/state-kafka-apply }
+YAML
+    ("watch_postgres" && now >"$WORK/seen") &
+    watcher=$!
+    sleep 0.3
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/kafka-apply.yaml" 2>"$WORK/faucet.log" ||
+      { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
+    wait "$watcher"
+    check_postgres || { log "kafka-apply: the destination differs from the source ($label)"; exit 1; }
+    record kafka-apply "$label" "$i" "$ROWS" "$(sub "$(cat "$WORK/seen")" "$s")" "$WORK/time"
   }
 
   for ((i = 1; i <= RUNS; i++)); do
@@ -714,7 +767,7 @@ $2" >"$WORK/apply.yaml"
     drain apply-postgres tmpl_mix pub_mix "$ROWS" "$i"
     tail -n 1 "$RESULTS" | sed 's/^apply-postgres/apply-sqlite/' >>"$RESULTS"
     tail -n 1 "$RESULTS" | sed 's/^apply-sqlite/apply-mysql/' >>"$RESULTS"
-    for dest in postgres sqlite mysql; do apply_case "$dest"; done
+    for dest in "${APPLY_DESTS[@]}"; do apply_case "$dest"; done
   done
 }
 
@@ -960,13 +1013,14 @@ for scenario in "${SCENARIOS[@]}"; do
   mysql-cdc) bench_mysql_cdc ;;
   kafka) bench_kafka ;;
   metrics) bench_metrics ;;
-  apply) bench_apply ;;
+  apply) APPLY_DESTS=(postgres sqlite mysql) bench_apply ;;
+  kafka-apply) [[ " ${SCENARIOS[*]} " == *" apply "* ]] || APPLY_DESTS=(postgres) bench_apply ;;
   snapshot) bench_snapshot ;;
   copy) bench_copy ;;
   tables-load) bench_tables_load ;;
   tables-stream) bench_tables_stream ;;
   tables-rss) bench_tables_rss ;;
-  *) echo "bench: unknown scenario '$scenario' (cdc, mysql-cdc, kafka, metrics, apply, snapshot, copy, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
+  *) echo "bench: unknown scenario '$scenario' (cdc, mysql-cdc, kafka, kafka-apply, metrics, apply, snapshot, copy, tables, tables-load, tables-stream, tables-rss)" >&2; exit 2 ;;
   esac
 done
 if [[ -n ${BENCH_OUT:-} ]]; then report | tee "$BENCH_OUT"; else report; fi

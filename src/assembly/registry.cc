@@ -11,6 +11,7 @@
 #include "sinks/postgres/postgres_sink.h"
 #include "sinks/sqlite/sqlite_sink.h"
 #include "sources/generator/generator_source.h"
+#include "sources/kafka/kafka_source.h"
 #include "sources/mysql/mysql_cdc_source.h"
 #include "sources/mysql/query_source.h"
 #include "sources/postgres/postgres_cdc_source.h"
@@ -23,8 +24,8 @@ namespace {
 // Connector types of the reference system that this build does not have yet: a config that
 // names one gets "not available in this build", not "unknown type".
 const std::vector<std::string> kUnavailableSources = {
-    "mongodb-cdc", "mssql-cdc", "oracle-cdc", "dynamodb", "kafka", "sqlite",
-    "mssql",       "mongodb",   "oracle",     "csv",      "jsonl", "http"};
+    "mongodb-cdc", "mssql-cdc", "oracle-cdc", "dynamodb", "sqlite", "mssql",
+    "mongodb",     "oracle",    "csv",        "jsonl",    "http"};
 const std::vector<std::string> kUnavailableSinks = {"mssql",     "parquet", "mongodb",
                                                     "redis",     "iceberg", "bigquery",
                                                     "snowflake", "spanner", "elasticsearch"};
@@ -78,7 +79,7 @@ const std::vector<SourceKind>& SourceKinds() {
   static const std::vector<SourceKind> kKinds = {
       {"generator", false, MakeGeneratorSource}, {"postgres-cdc", true, MakePostgresCdcSource},
       {"mysql-cdc", true, MakeMysqlCdcSource},   {"postgres", false, MakePostgresQuerySource},
-      {"mysql", false, MakeMysqlQuerySource},
+      {"mysql", false, MakeMysqlQuerySource},    {"kafka", false, MakeKafkaSource},
   };
   return kKinds;
 }

@@ -40,6 +40,10 @@ struct Column {
   // unsigned integer counts one more: it fits a signed one that wide), characters of a
   // CHAR/VARCHAR; 0 when unbounded, unknown, or given by type_oid/type_modifier instead.
   uint32_t width = 0;
+  // The type was guessed from a value, not declared (JSON read back from Kafka without a
+  // schema): it says how to render the value, not what the column holds, so schema drift does
+  // not judge it.
+  bool type_inferred = false;
 
   bool operator==(const Column&) const = default;
 };

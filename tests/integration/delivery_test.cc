@@ -141,5 +141,24 @@ TEST(ValidateDelivery, TheWatermarkNeedsADurableStateAndNoDlq) {
   EXPECT_NE(validate(kAppend, dlq).find("not compatible with a DLQ"), std::string::npos);
 }
 
+// The kafka source's position is its group's offsets, not a replay a commit token can anchor:
+// exactly_once is earned only by a sink that writes by key.
+TEST(ValidateDelivery, AKafkaSourceIsEffectivelyOnceOnlyByKey) {
+  std::string dir = testing::TempDir("delivery");
+  auto validate = [&](const std::string& mode) {
+    std::string path = dir + "/kafka.yaml";
+    std::ofstream(path) << "version: 1\nname: d\ndelivery: exactly_once\npipeline:\n"
+                        << "  source: {type: kafka, config: {brokers: '127.0.0.1:9092', "
+                           "topics: [t], group_id: g}}\n"
+                        << "  sink: {" << kPostgresSink << mode << "}}\n"
+                        << "  state: {type: file, config: {path: ./st}}\n";
+    return testing::RunProcess({FAUCET_BINARY, "validate", path}).output;
+  };
+  EXPECT_NE(validate(kUpsert).find(kKeyed), std::string::npos) << validate(kUpsert);
+  EXPECT_NE(validate(kAppend).find("exactly_once is not supported by source 'kafka'"),
+            std::string::npos)
+      << validate(kAppend);
+}
+
 }  // namespace
 }  // namespace faucet

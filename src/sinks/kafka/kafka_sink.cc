@@ -53,46 +53,11 @@ std::string Describe(const rd_kafka_error_t* error) {
   return text;
 }
 
-// `auth`: {type: sasl, mechanism, username, password, tls, ca_location} or {type: tls,
-// ca_location, certificate_location, key_location, key_password} as librdkafka properties.
-Result<std::map<std::string, std::string>> ParseAuth(const config::Block& cfg) {
-  std::map<std::string, std::string> p;
-  if (!cfg.Has("auth")) return p;
-  ASSIGN_OR_RETURN(config::Block auth, cfg.Child("auth"));
-  ASSIGN_OR_RETURN(std::string type, auth.Enum("type", "sasl", {"sasl", "tls"}));
-  auto optional = [&](const char* key, const char* property) -> Status {
-    ASSIGN_OR_RETURN(std::optional<std::string> value, auth.OptionalString(key));
-    if (value) p[property] = *value;
-    return Status::Ok();
-  };
-  RETURN_IF_ERROR(optional("ca_location", "ssl.ca.location"));
-  if (type == "tls") {
-    p["security.protocol"] = "SSL";
-    RETURN_IF_ERROR(optional("certificate_location", "ssl.certificate.location"));
-    RETURN_IF_ERROR(optional("key_location", "ssl.key.location"));
-    RETURN_IF_ERROR(optional("key_password", "ssl.key.password"));
-    return p;
-  }
-  ASSIGN_OR_RETURN(p["sasl.mechanisms"],
-                   auth.Enum("mechanism", "PLAIN", {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}));
-  ASSIGN_OR_RETURN(p["sasl.username"], auth.RequiredString("username"));
-  ASSIGN_OR_RETURN(p["sasl.password"], auth.RequiredString("password"));
-  ASSIGN_OR_RETURN(bool tls, auth.Bool("tls", false));
-  p["security.protocol"] = tls ? "SASL_SSL" : "SASL_PLAINTEXT";
-  return p;
-}
-
 }  // namespace
 
 Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) {
   KafkaSinkOptions o;
-  if (cfg.Has("brokers") && cfg.node()["brokers"].IsSequence()) {
-    ASSIGN_OR_RETURN(std::vector<std::string> brokers, cfg.StringList("brokers"));
-    for (const std::string& b : brokers) o.brokers += (o.brokers.empty() ? "" : ",") + b;
-  } else {
-    ASSIGN_OR_RETURN(o.brokers, cfg.RequiredString("brokers"));
-  }
-  if (o.brokers.empty()) return cfg.Error("brokers", "names no broker");
+  ASSIGN_OR_RETURN(o.connection, kafka::Connection::FromConfig(cfg));
 
   if (!cfg.Has("topic")) {
     return cfg.Error("topic",
@@ -131,11 +96,6 @@ Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) 
   o.linger = std::chrono::milliseconds(linger);
   ASSIGN_OR_RETURN(int64_t timeout, cfg.Int("message_timeout", 300'000, 1, 2'147'483'647));
   o.message_timeout = std::chrono::milliseconds(timeout);
-  ASSIGN_OR_RETURN(o.auth, ParseAuth(cfg));
-  ASSIGN_OR_RETURN(config::Block extra, cfg.Child("extra_client_config"));
-  for (const std::string& key : extra.Keys()) {
-    ASSIGN_OR_RETURN(o.extra[key], extra.RequiredString(key));
-  }
 
   o.exactly_once_set = cfg.Has("exactly_once");
   ASSIGN_OR_RETURN(config::Block eo, cfg.Child("exactly_once"));
@@ -160,7 +120,7 @@ Result<KafkaSinkOptions> KafkaSinkOptions::FromConfig(const config::Block& cfg) 
 }
 
 KafkaSink::KafkaSink(KafkaSinkOptions options)
-    : options_(std::move(options)), who_("kafka " + options_.brokers) {}
+    : options_(std::move(options)), who_("kafka " + options_.connection.brokers) {}
 
 KafkaSink::~KafkaSink() {
   for (const auto& [name, topic] : topics_) rd_kafka_topic_destroy(topic);
@@ -175,9 +135,8 @@ SinkCapabilities KafkaSink::Capabilities() const {
 }
 
 kafka::Properties KafkaSink::ClientProperties() const {
-  kafka::Properties properties = options_.auth;
-  properties["bootstrap.servers"] = options_.brokers;
-  for (const auto& [key, value] : options_.extra) properties[key] = value;
+  kafka::Properties properties = options_.connection.ClientProperties();
+  for (const auto& [key, value] : options_.connection.extra) properties[key] = value;
   return properties;
 }
 

@@ -39,14 +39,14 @@
 #include <string>
 #include <vector>
 
+#include "clients/kafka/client.h"
 #include "config/block.h"
 #include "core/sink.h"
-#include "sinks/kafka/client.h"
 
 namespace faucet {
 
 struct KafkaSinkOptions {
-  std::string brokers;  // bootstrap.servers: "host:port,host:port"
+  kafka::Connection connection;  // brokers, auth, extra_client_config
   // The topic: `topic` (fixed) with {schema} and {table} replaced by the change's, or, when
   // `topic_path` is set, the text of that field of the change (from_path).
   std::string topic;
@@ -69,9 +69,6 @@ struct KafkaSinkOptions {
   std::string compression = "none";
   std::chrono::milliseconds linger{5};
   std::chrono::milliseconds message_timeout{300'000};
-  // auth, as librdkafka properties (security.protocol, sasl.*, ssl.*); empty: PLAINTEXT.
-  std::map<std::string, std::string> auth;
-  std::map<std::string, std::string> extra;  // extra_client_config: librdkafka properties
   // exactly_once: the transactional producer's id prefix, the commit-token topic, and
   // transaction.timeout.ms (also how long a restart waits for a crashed producer's transaction
   // on the token topic to be aborted). `exactly_once_set`: the block was written, so a
@@ -81,14 +78,12 @@ struct KafkaSinkOptions {
   std::chrono::milliseconds transaction_timeout{60'000};
   bool exactly_once_set = false;
 
-  // Reads `brokers` (a string or a list), `topic` ({type: fixed, name} or {type: from_path,
-  // path}), `key_path`, `value_format` ({type: json} or {type: debezium_json, server_name}),
-  // `tombstone_on_delete`, `partition_path`, `headers_path`, `compression`, `acks`, `idempotent`
-  // (default: true unless `acks` is not all), `linger` and `message_timeout` (milliseconds),
-  // `extra_client_config`, `exactly_once` ({transactional_id_prefix, commit_token_topic,
-  // transaction_timeout}), `auth` ({type: sasl, mechanism: PLAIN|SCRAM-SHA-256|SCRAM-SHA-512,
-  // username, password, tls: false, ca_location} or {type: tls, ca_location,
-  // certificate_location, key_location, key_password}). No I/O.
+  // Reads the connection keys (kafka::Connection: `brokers`, `auth`, `extra_client_config`),
+  // `topic` ({type: fixed, name} or {type: from_path, path}), `key_path`, `value_format`
+  // ({type: json} or {type: debezium_json, server_name}), `tombstone_on_delete`,
+  // `partition_path`, `headers_path`, `compression`, `acks`, `idempotent` (default: true unless
+  // `acks` is not all), `linger` and `message_timeout` (milliseconds), `exactly_once`
+  // ({transactional_id_prefix, commit_token_topic, transaction_timeout}). No I/O.
   static Result<KafkaSinkOptions> FromConfig(const config::Block& cfg);
 };
 

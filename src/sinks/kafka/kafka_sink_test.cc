@@ -24,7 +24,7 @@ TEST(KafkaSinkOptions, ReadsTheReferenceKeys) {
       "key_path: id, value_format: {type: json}, compression: zstd, linger: 20, "
       "message_timeout: 60000, extra_client_config: {client.id: faucet, batch.size: 1000}}");
   ASSERT_OK(o);
-  EXPECT_EQ(o->brokers, "a:9092,b:9092");
+  EXPECT_EQ(o->connection.brokers, "a:9092,b:9092");
   EXPECT_EQ(o->topic, "cdc.{schema}.{table}");
   EXPECT_EQ(o->key_path, "id");
   EXPECT_EQ(o->compression, "zstd");
@@ -32,7 +32,7 @@ TEST(KafkaSinkOptions, ReadsTheReferenceKeys) {
   EXPECT_TRUE(o->idempotent);
   EXPECT_EQ(o->linger.count(), 20);
   EXPECT_EQ(o->message_timeout.count(), 60000);
-  EXPECT_EQ(o->extra.at("batch.size"), "1000");
+  EXPECT_EQ(o->connection.extra.at("batch.size"), "1000");
 }
 
 TEST(KafkaSinkOptions, IdempotenceFollowsAcksUnlessWritten) {
@@ -62,16 +62,16 @@ TEST(KafkaSinkOptions, AuthBecomesLibrdkafkasSecurityProperties) {
       "{brokers: a:1, topic: {name: t}, auth: {mechanism: SCRAM-SHA-512, username: u, "
       "password: p, tls: true, ca_location: /ca.pem}}");
   ASSERT_OK(sasl);
-  EXPECT_EQ(sasl->auth.at("security.protocol"), "SASL_SSL");
-  EXPECT_EQ(sasl->auth.at("sasl.mechanisms"), "SCRAM-SHA-512");
-  EXPECT_EQ(sasl->auth.at("sasl.username"), "u");
-  EXPECT_EQ(sasl->auth.at("ssl.ca.location"), "/ca.pem");
+  EXPECT_EQ(sasl->connection.auth.at("security.protocol"), "SASL_SSL");
+  EXPECT_EQ(sasl->connection.auth.at("sasl.mechanisms"), "SCRAM-SHA-512");
+  EXPECT_EQ(sasl->connection.auth.at("sasl.username"), "u");
+  EXPECT_EQ(sasl->connection.auth.at("ssl.ca.location"), "/ca.pem");
   Result<KafkaSinkOptions> tls = Parse(
       "{brokers: a:1, topic: {name: t}, auth: {type: tls, certificate_location: /c.pem, "
       "key_location: /k.pem}}");
   ASSERT_OK(tls);
-  EXPECT_EQ(tls->auth.at("security.protocol"), "SSL");
-  EXPECT_EQ(tls->auth.at("ssl.key.location"), "/k.pem");
+  EXPECT_EQ(tls->connection.auth.at("security.protocol"), "SSL");
+  EXPECT_EQ(tls->connection.auth.at("ssl.key.location"), "/k.pem");
   EXPECT_NE(ErrorOf("{brokers: a:1, topic: {name: t}, auth: {username: u}}")
                 .find("sink.config.auth.password"),
             std::string::npos);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sinks/kafka/client.h"
+#include "clients/kafka/client.h"
 
 namespace faucet::kafka::testing {
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "sinks/kafka/client.h"
+#include "clients/kafka/client.h"
 
 namespace faucet::kafka {
 

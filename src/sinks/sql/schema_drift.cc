@@ -18,6 +18,7 @@ Fit FitText(TypeClass target, TypeClass source) {
 }  // namespace
 
 TypeClass SourceClass(const Column& column) {
+  if (column.type_inferred) return {ValueType::kOther, 0};  // fits any destination type
   if (column.width != 0) return {column.type, static_cast<int>(column.width)};
   switch (column.type_oid) {
     case kInt2Oid:

@@ -29,6 +29,11 @@ TEST(SchemaDrift, SourceClassTakesPostgresWidths) {
   Column varchar = Pg("a", ValueType::kText, 0);
   varchar.width = 40;
   EXPECT_EQ(FitOf({K::kText, 40}, SourceClass(varchar)), Fit::kFits);
+  // A type guessed from a JSON value (a number read back from Kafka) is no declaration.
+  Column guessed = Pg("a", ValueType::kNumeric, 0);
+  guessed.type_inferred = true;
+  EXPECT_EQ(FitOf({K::kInt, 64}, SourceClass(guessed)), Fit::kFits);
+  EXPECT_EQ(FitOf({K::kTimestampTz, 0}, SourceClass(guessed)), Fit::kFits);
 }
 
 TEST(SchemaDrift, FitOfJudgesWhatATypeHolds) {

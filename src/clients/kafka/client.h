@@ -1,4 +1,5 @@
-// What the kafka sink's producer and its commit-token readers share: a librdkafka client made
+// What every librdkafka client of faucet shares (the kafka sink's producer and its commit-token
+// readers, the kafka source's consumer): the connection keys of their configs, a client made
 // from a map of properties, its log in faucet's log, owning handles, and topic creation.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "config/block.h"
 #include "core/status.h"
 
 namespace faucet::kafka {
@@ -19,6 +21,24 @@ struct ClientDeleter {
   void operator()(rd_kafka_t* client) const { rd_kafka_destroy(client); }
 };
 using Client = std::unique_ptr<rd_kafka_t, ClientDeleter>;
+
+// The connection keys the kafka sink and source share, as librdkafka properties:
+//   brokers               a string "host:port,host:port" or a list (bootstrap.servers);
+//   auth                  {type: sasl, mechanism: PLAIN|SCRAM-SHA-256|SCRAM-SHA-512, username,
+//                         password, tls: false, ca_location} or {type: tls, ca_location,
+//                         certificate_location, key_location, key_password} (security.protocol,
+//                         sasl.*, ssl.*);
+//   extra_client_config   librdkafka properties, applied last by the caller (`extra`).
+// No I/O.
+struct Connection {
+  std::string brokers;
+  Properties auth;   // empty: PLAINTEXT
+  Properties extra;  // extra_client_config
+
+  static Result<Connection> FromConfig(const config::Block& cfg);
+  // bootstrap.servers and the auth properties.
+  Properties ClientProperties() const;
+};
 
 // A configuration holding `properties`, logging into spdlog. kInvalidArgument naming the
 // property librdkafka refuses (not its value: it may be a secret); `who` starts the message.

@@ -1,4 +1,4 @@
-#include "sinks/kafka/client.h"
+#include "clients/kafka/client.h"
 
 #include <spdlog/spdlog.h>
 
@@ -13,7 +13,59 @@ void LogCallback(const rd_kafka_t*, int level, const char* facility, const char*
   spdlog::log(spd_level, "kafka: {}: {}", facility, line);
 }
 
+// `auth`: {type: sasl, mechanism, username, password, tls, ca_location} or {type: tls,
+// ca_location, certificate_location, key_location, key_password} as librdkafka properties.
+Result<Properties> ParseAuth(const config::Block& cfg) {
+  Properties p;
+  if (!cfg.Has("auth")) return p;
+  ASSIGN_OR_RETURN(config::Block auth, cfg.Child("auth"));
+  ASSIGN_OR_RETURN(std::string type, auth.Enum("type", "sasl", {"sasl", "tls"}));
+  auto optional = [&](const char* key, const char* property) -> Status {
+    ASSIGN_OR_RETURN(std::optional<std::string> value, auth.OptionalString(key));
+    if (value) p[property] = *value;
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(optional("ca_location", "ssl.ca.location"));
+  if (type == "tls") {
+    p["security.protocol"] = "SSL";
+    RETURN_IF_ERROR(optional("certificate_location", "ssl.certificate.location"));
+    RETURN_IF_ERROR(optional("key_location", "ssl.key.location"));
+    RETURN_IF_ERROR(optional("key_password", "ssl.key.password"));
+    return p;
+  }
+  ASSIGN_OR_RETURN(p["sasl.mechanisms"],
+                   auth.Enum("mechanism", "PLAIN", {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}));
+  ASSIGN_OR_RETURN(p["sasl.username"], auth.RequiredString("username"));
+  ASSIGN_OR_RETURN(p["sasl.password"], auth.RequiredString("password"));
+  ASSIGN_OR_RETURN(bool tls, auth.Bool("tls", false));
+  p["security.protocol"] = tls ? "SASL_SSL" : "SASL_PLAINTEXT";
+  return p;
+}
+
 }  // namespace
+
+Result<Connection> Connection::FromConfig(const config::Block& cfg) {
+  Connection c;
+  if (cfg.Has("brokers") && cfg.node()["brokers"].IsSequence()) {
+    ASSIGN_OR_RETURN(std::vector<std::string> brokers, cfg.StringList("brokers"));
+    for (const std::string& b : brokers) c.brokers += (c.brokers.empty() ? "" : ",") + b;
+  } else {
+    ASSIGN_OR_RETURN(c.brokers, cfg.RequiredString("brokers"));
+  }
+  if (c.brokers.empty()) return cfg.Error("brokers", "names no broker");
+  ASSIGN_OR_RETURN(c.auth, ParseAuth(cfg));
+  ASSIGN_OR_RETURN(config::Block extra, cfg.Child("extra_client_config"));
+  for (const std::string& key : extra.Keys()) {
+    ASSIGN_OR_RETURN(c.extra[key], extra.RequiredString(key));
+  }
+  return c;
+}
+
+Properties Connection::ClientProperties() const {
+  Properties properties = auth;
+  properties["bootstrap.servers"] = brokers;
+  return properties;
+}
 
 Result<rd_kafka_conf_t*> NewConf(const Properties& properties, const std::string& who) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();

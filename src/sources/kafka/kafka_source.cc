@@ -1,0 +1,360 @@
+#include "sources/kafka/kafka_source.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace faucet {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void RebalanceCallback(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
+                       rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  static_cast<KafkaSource*>(opaque)->OnRebalance(consumer, err, partitions);
+}
+
+void CommitCallback(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t*, void*) {
+  // A refused commit loses nothing: the partition's next owner replays from the last one.
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+    spdlog::warn(
+        "kafka: an offset commit failed: {} (the pages after the last commit are "
+        "read again by the partition's next owner)",
+        rd_kafka_err2str(err));
+  }
+}
+
+struct PartitionListDeleter {
+  void operator()(rd_kafka_topic_partition_list_t* list) const {
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+};
+using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
+
+struct MessageDeleter {
+  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
+};
+
+std::string Describe(const std::set<std::pair<std::string, int32_t>>& partitions) {
+  std::string text;
+  for (const auto& [topic, partition] : partitions) {
+    text += (text.empty() ? "" : ", ") + topic + "[" + std::to_string(partition) + "]";
+  }
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace
+
+Result<KafkaSourceOptions> KafkaSourceOptions::FromConfig(const config::Block& cfg) {
+  KafkaSourceOptions o;
+  ASSIGN_OR_RETURN(o.connection, kafka::Connection::FromConfig(cfg));
+  if (cfg.Has("topics") && cfg.node()["topics"].IsSequence()) {
+    ASSIGN_OR_RETURN(o.topics, cfg.StringList("topics"));
+  } else {
+    ASSIGN_OR_RETURN(std::string topic, cfg.RequiredString("topics"));
+    o.topics.push_back(topic);
+  }
+  if (o.topics.empty()) return cfg.Error("topics", "names no topic");
+  for (const std::string& t : o.topics) {
+    if (t.empty()) return cfg.Error("topics", "holds an empty name");
+  }
+  ASSIGN_OR_RETURN(o.group_id, cfg.RequiredString("group_id"));
+  if (o.group_id.empty()) return cfg.Error("group_id", "is empty");
+  ASSIGN_OR_RETURN(o.auto_offset_reset,
+                   cfg.Enum("auto_offset_reset", "earliest", {"earliest", "latest"}));
+  ASSIGN_OR_RETURN(config::Block format, cfg.Child("value_format"));
+  ASSIGN_OR_RETURN(std::string format_type, format.Enum("type", "json", {"json", "debezium_json"}));
+  o.value_format =
+      format_type == "json" ? kafka::ValueFormat::kJson : kafka::ValueFormat::kDebeziumJson;
+  constexpr int64_t kMaxMs = 2'147'483'647;
+  ASSIGN_OR_RETURN(int64_t idle, cfg.Int("idle_timeout", 30, 1, kMaxMs / 1000));
+  o.idle_timeout = std::chrono::seconds(idle);
+  ASSIGN_OR_RETURN(o.batch_size, cfg.Int("batch_size", o.batch_size, 1, 1'000'000));
+  ASSIGN_OR_RETURN(int64_t session, cfg.Int("session_timeout", 45'000, 1'000, kMaxMs));
+  o.session_timeout = std::chrono::milliseconds(session);
+  ASSIGN_OR_RETURN(int64_t revoke, cfg.Int("revoke_timeout", 60'000, 0, kMaxMs));
+  o.revoke_timeout = std::chrono::milliseconds(revoke);
+  ASSIGN_OR_RETURN(std::string on_error, cfg.Enum("on_decode_error", "fail", {"fail", "skip"}));
+  o.skip_undecodable = on_error == "skip";
+  auto strategy = o.connection.extra.find("partition.assignment.strategy");
+  if (strategy != o.connection.extra.end() &&
+      strategy->second.find("cooperative") != std::string::npos) {
+    return cfg.Error("extra_client_config",
+                     "partition.assignment.strategy: a cooperative assignor is not supported: "
+                     "the kafka source hands its partitions over with the eager protocol");
+  }
+  for (const char* owned : {"enable.auto.commit", "enable.auto.offset.store", "group.id"}) {
+    if (o.connection.extra.count(owned) > 0) {
+      return cfg.Error("extra_client_config", std::string(owned) +
+                                                  ": set by the kafka source itself (offsets "
+                                                  "are committed only once durable)");
+    }
+  }
+  return o;
+}
+
+KafkaSource::KafkaSource(KafkaSourceOptions options)
+    : options_(std::move(options)),
+      who_("kafka " + options_.connection.brokers + " group " + options_.group_id),
+      decoder_(options_.value_format) {}
+
+KafkaSource::~KafkaSource() {
+  if (consumer_ == nullptr) return;
+  closing_ = true;
+  // Commits what is durable (OnRevoke) and leaves the group.
+  rd_kafka_consumer_close(consumer_.get());
+}
+
+Bookmark KafkaSource::BookmarkOf(const Offsets& offsets) {
+  Json topics = Json::object();
+  for (const auto& [partition, offset] : offsets) {
+    topics[partition.first][std::to_string(partition.second)] = offset;
+  }
+  return Bookmark{Json{{"offsets", std::move(topics)}}};
+}
+
+Result<KafkaSource::Offsets> KafkaSource::OffsetsOf(const Bookmark& bookmark) {
+  const Json& v = bookmark.value;
+  auto bad = [&] {
+    return InvalidArgument(
+        "not a bookmark of the kafka source (want {\"offsets\": {topic: "
+        "{partition: offset}}}): " +
+        bookmark.ToString());
+  };
+  if (!v.is_object() || !v.contains("offsets") || !v["offsets"].is_object()) return bad();
+  Offsets offsets;
+  for (const auto& [topic, partitions] : v["offsets"].items()) {
+    if (!partitions.is_object()) return bad();
+    for (const auto& [partition, offset] : partitions.items()) {
+      int32_t number = -1;
+      auto [end, ec] =
+          std::from_chars(partition.data(), partition.data() + partition.size(), number);
+      if (ec != std::errc() || end != partition.data() + partition.size() || number < 0 ||
+          !offset.is_number_integer() || offset.get<int64_t>() < 0) {
+        return bad();
+      }
+      offsets[{topic, number}] = offset.get<int64_t>();
+    }
+  }
+  return offsets;
+}
+
+Status KafkaSource::Open(const std::optional<Bookmark>& start) {
+  if (start) {
+    ASSIGN_OR_RETURN(start_, OffsetsOf(*start));
+  }
+  kafka::Properties properties = options_.connection.ClientProperties();
+  properties["group.id"] = options_.group_id;
+  properties["client.id"] = "faucet";
+  properties["enable.auto.commit"] = "false";
+  properties["enable.auto.offset.store"] = "false";
+  properties["auto.offset.reset"] = options_.auto_offset_reset;
+  properties["session.timeout.ms"] = std::to_string(options_.session_timeout.count());
+  // Only what producers committed (faucet's exactly-once sink writes in transactions).
+  properties["isolation.level"] = "read_committed";
+  // A topic that appears after the subscription is found within seconds, not minutes.
+  properties["topic.metadata.refresh.interval.ms"] = "5000";
+  for (const auto& [key, value] : options_.connection.extra) properties[key] = value;
+  ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, kafka::NewConf(properties, who_));
+  rd_kafka_conf_set_opaque(conf, this);
+  rd_kafka_conf_set_rebalance_cb(conf, RebalanceCallback);
+  rd_kafka_conf_set_offset_commit_cb(conf, CommitCallback);
+  ASSIGN_OR_RETURN(consumer_, kafka::NewClient(RD_KAFKA_CONSUMER, conf, who_));
+  rd_kafka_poll_set_consumer(consumer_.get());
+
+  PartitionList topics(rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
+  for (const std::string& topic : options_.topics) {
+    rd_kafka_topic_partition_list_add(topics.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  const rd_kafka_resp_err_t err = rd_kafka_subscribe(consumer_.get(), topics.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Unavailable(who_ + ": cannot subscribe: " + rd_kafka_err2str(err));
+  }
+  last_message_ = Clock::now();
+  return Status::Ok();
+}
+
+Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
+  if (!failed_.ok()) return failed_;
+  CommitDurable(false);
+  const Clock::time_point deadline = Clock::now() + wait;
+  Page page;
+  Offsets read = emitted_;
+  bool advanced = false;  // a message was read: `read` moved past `emitted_`
+  // The offset of the partition of the last message read (most come in runs of one partition).
+  Offsets::iterator slot;
+  const rd_kafka_topic_t* slot_topic = nullptr;
+  int32_t slot_partition = -1;
+  while (static_cast<int64_t>(page.changes.size()) < options_.batch_size) {
+    // Waits for the first message only; then takes what has already arrived.
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const int timeout = advanced ? 0 : static_cast<int>(std::max<int64_t>(0, left.count()));
+    std::unique_ptr<rd_kafka_message_t, MessageDeleter> m(
+        rd_kafka_consumer_poll(consumer_.get(), timeout));
+    if (revoked_) {
+      // Its partitions went back to the group: what was read of them goes back unsent.
+      revoked_ = false;
+      page.changes.clear();
+      read = emitted_;
+      advanced = false;
+      slot_topic = nullptr;
+    }
+    if (m == nullptr) {
+      if (advanced || Clock::now() >= deadline) break;
+      continue;
+    }
+    const std::string_view topic = m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "";
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) continue;
+      char reason[512];
+      if (rd_kafka_fatal_error(consumer_.get(), reason, sizeof reason) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return Unavailable(who_ + ": the consumer failed: " + reason);
+      }
+      spdlog::warn("{}: {}{}", who_, topic.empty() ? "" : std::string(topic) + ": ",
+                   rd_kafka_message_errstr(m.get()));
+      continue;
+    }
+    std::optional<std::string_view> key, value;
+    if (m->key != nullptr) key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+    if (m->payload != nullptr) {
+      value = std::string_view(static_cast<const char*>(m->payload), m->len);
+    }
+    Result<std::optional<Change>> change = decoder_.Decode(topic, key, value);
+    if (!change.ok()) {
+      const std::string where = std::string(topic) + "[" + std::to_string(m->partition) +
+                                "] offset " + std::to_string(m->offset);
+      if (!options_.skip_undecodable) {
+        // The messages before it are handed out first, so that they are committed.
+        failed_ = InvalidArgument(who_ + ": " + where + ": " + change.status().message());
+        if (!advanced) return failed_;
+        break;
+      }
+      spdlog::warn("{}: {}: skipped (on_decode_error: skip): {}", who_, where,
+                   change.status().message());
+    } else if (change->has_value()) {
+      page.changes.push_back(std::move(**change));
+    }
+    if (m->rkt != slot_topic || m->partition != slot_partition) {
+      slot = read.try_emplace({std::string(topic), m->partition}, 0).first;
+      slot_topic = m->rkt;
+      slot_partition = m->partition;
+    }
+    slot->second = m->offset + 1;
+    advanced = true;
+  }
+  if (advanced) {
+    // Even a page of tombstones and skipped messages moves the offsets forward.
+    last_message_ = Clock::now();
+    page.bookmark = BookmarkOf(read);
+    emitted_ = std::move(read);
+    return SourceEvent{SourceEvent::Kind::kPage, std::move(page)};
+  }
+  if (Clock::now() - last_message_ >= options_.idle_timeout) {
+    spdlog::info("{}: cycle ends (idle_timeout without a message)", who_);
+    return SourceEvent{SourceEvent::Kind::kEnd, {}};
+  }
+  return SourceEvent{SourceEvent::Kind::kIdle, {}};
+}
+
+Status KafkaSource::Acknowledge(const Bookmark& durable) {
+  ASSIGN_OR_RETURN(Offsets offsets, OffsetsOf(durable));
+  MutexLock lock(mu_);
+  for (const auto& [partition, offset] : offsets) durable_[partition] = offset;
+  ++durable_seq_;
+  durable_changed_.NotifyAll();
+  return Status::Ok();
+}
+
+void KafkaSource::CommitDurable(bool wait) {
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(assigned_.size())));
+  {
+    MutexLock lock(mu_);
+    if (durable_seq_ == committed_seq_ && !wait) return;
+    committed_seq_ = durable_seq_;
+    for (const auto& [partition, offset] : durable_) {
+      if (assigned_.count(partition) == 0) continue;
+      rd_kafka_topic_partition_list_add(list.get(), partition.first.c_str(), partition.second)
+          ->offset = offset;
+    }
+  }
+  if (list->cnt == 0) return;
+  const rd_kafka_resp_err_t err = rd_kafka_commit(consumer_.get(), list.get(), wait ? 0 : 1);
+  if (wait) CommitCallback(consumer_.get(), err, list.get(), nullptr);
+}
+
+void KafkaSource::OnRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
+                              rd_kafka_topic_partition_list_t* partitions) {
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    OnAssign(consumer, partitions);
+  } else {
+    OnRevoke(consumer, partitions);
+  }
+}
+
+void KafkaSource::OnAssign(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* partitions) {
+  // The group's committed offsets first; the persisted bookmark where the group has none.
+  const rd_kafka_resp_err_t err =
+      rd_kafka_committed(consumer, partitions, static_cast<int>(options_.session_timeout.count()));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    spdlog::warn(
+        "{}: cannot read the group's offsets ({}): partitions start at the persisted "
+        "bookmark or auto_offset_reset",
+        who_, rd_kafka_err2str(err));
+  }
+  for (int i = 0; i < partitions->cnt; ++i) {
+    rd_kafka_topic_partition_t& p = partitions->elems[i];
+    const Partition key{p.topic, p.partition};
+    assigned_.insert(key);
+    if (p.offset < 0) {
+      auto it = start_.find(key);
+      if (it != start_.end()) p.offset = it->second;
+    }
+  }
+  spdlog::info("{}: assigned {}", who_, Describe(assigned_));
+  rd_kafka_assign(consumer, partitions);
+}
+
+void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* partitions) {
+  revoked_ = true;
+  std::set<Partition> revoked;
+  for (int i = 0; i < partitions->cnt; ++i) {
+    revoked.insert({partitions->elems[i].topic, partitions->elems[i].partition});
+  }
+  // Every page handed out for these partitions becomes durable before they are released.
+  const Clock::time_point deadline = Clock::now() + options_.revoke_timeout;
+  bool durable = true;
+  {
+    MutexLock lock(mu_);
+    while (!closing_) {
+      durable = std::all_of(emitted_.begin(), emitted_.end(), [&](const auto& e) {
+        if (revoked.count(e.first) == 0) return true;
+        auto it = durable_.find(e.first);
+        return it != durable_.end() && it->second >= e.second;
+      });
+      if (durable || !durable_changed_.WaitUntil(mu_, deadline)) break;
+    }
+  }
+  if (!durable) {
+    spdlog::warn(
+        "{}: revoke_timeout passed before the pages of {} were durable: their next "
+        "owner reads them again",
+        who_, Describe(revoked));
+  }
+  CommitDurable(true);
+  for (const Partition& p : revoked) {
+    assigned_.erase(p);
+    emitted_.erase(p);
+  }
+  spdlog::info("{}: released {}", who_, Describe(revoked));
+  rd_kafka_assign(consumer, nullptr);
+}
+
+Result<std::unique_ptr<Source>> MakeKafkaSource(const config::Block& cfg) {
+  ASSIGN_OR_RETURN(KafkaSourceOptions options, KafkaSourceOptions::FromConfig(cfg));
+  return std::unique_ptr<Source>(std::make_unique<KafkaSource>(std::move(options)));
+}
+
+}  // namespace faucet

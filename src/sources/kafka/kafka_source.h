@@ -1,0 +1,130 @@
+// KafkaSource (type `kafka`): a member of a Kafka consumer group whose messages (written by
+// faucet's kafka sink, or by Debezium) become Changes again, so that several `faucet run`
+// processes with one `group_id` share a topic's partitions and apply them to one destination.
+//
+// Pages: up to batch_size messages as they arrive, from any of the partitions this member is
+// assigned; every message is its own transaction, so every page carries a bookmark:
+//   {"offsets": {"<topic>": {"<partition>": <next offset to read>, ...}, ...}}
+// for each partition this member has read since it was assigned it.
+//
+// The rule (DESIGN.md §1): offsets are committed to the group only for what Acknowledge
+// reported durable (the sink flushed, the state store persisted), from the source thread, at
+// the next Next. On a rebalance, before its partitions are released, the member waits until
+// every page it handed out is durable (at most `revoke_timeout`), commits those offsets, and
+// drops the messages it read but had not handed out: the partition's next owner starts at the
+// committed offset, so a partition moving between processes loses nothing (and, when the wait
+// timed out, replays the pages that were not durable: at-least-once).
+//
+// Where an assigned partition starts: the group's committed offset; else the offset of the
+// bookmark Open was given (what this pipeline persisted, hence durable); else
+// auto_offset_reset.
+//
+// Delivery: at-least-once (a crash replays what was read after the last commit); with a sink
+// that writes by key (write_mode upsert), effectively-once. Its bookmark is not a position a
+// rerun replays from (the group's offsets are), so it does not claim deterministic replay.
+//
+// The rebalance protocol is the eager one (every partition revoked, then assigned again): a
+// cooperative assignor in extra_client_config is refused, since it would keep partitions
+// whose unsent messages this member drops.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "clients/kafka/client.h"
+#include "config/block.h"
+#include "core/mutex.h"
+#include "core/source.h"
+#include "sources/kafka/message_decoder.h"
+
+namespace faucet {
+
+struct KafkaSourceOptions {
+  kafka::Connection connection;  // brokers, auth, extra_client_config
+  std::vector<std::string> topics;
+  std::string group_id;
+  std::string auto_offset_reset = "earliest";  // where a partition without offsets starts
+  kafka::ValueFormat value_format = kafka::ValueFormat::kJson;
+  std::chrono::milliseconds idle_timeout{30'000};  // a cycle ends after this without a message
+  int64_t batch_size = 1000;                       // most messages per page
+  std::chrono::milliseconds session_timeout{45'000};
+  // How long a rebalance waits for the pages of revoked partitions to become durable.
+  std::chrono::milliseconds revoke_timeout{60'000};
+  bool skip_undecodable = false;  // on_decode_error: skip (warn) instead of fail
+
+  // Reads the connection keys (kafka::Connection), `topics` (a name or a list), `group_id`,
+  // `auto_offset_reset` (earliest | latest, default earliest), `value_format` ({type: json} or
+  // {type: debezium_json}), `idle_timeout` (seconds, default 30), `batch_size` (default 1000),
+  // `session_timeout` (milliseconds, default 45000), `revoke_timeout` (milliseconds, default
+  // 60000), `on_decode_error` (fail | skip, default fail). Errors name the file, line and key.
+  // No I/O.
+  static Result<KafkaSourceOptions> FromConfig(const config::Block& cfg);
+};
+
+class KafkaSource : public Source {
+ public:
+  explicit KafkaSource(KafkaSourceOptions options);
+  // Leaves the group (committing what is durable), so that its partitions move at once.
+  ~KafkaSource() override;
+  KafkaSource(const KafkaSource&) = delete;
+  KafkaSource& operator=(const KafkaSource&) = delete;
+
+  // Joins the group and subscribes. `start` (a bookmark of this source) gives the offsets of
+  // partitions the group has none for; kInvalidArgument when it is not one.
+  Status Open(const std::optional<Bookmark>& start) override;
+  // A page of the messages that arrive within `wait`; kIdle when none did; kEnd after
+  // idle_timeout without a message. A message that does not decode fails the run naming its
+  // topic, partition and offset (on_decode_error: fail; the page of the messages before it is
+  // handed out first, so they are applied and committed) or is skipped with a warning. A
+  // fatal consumer error ends the run; librdkafka retries the others itself (logged).
+  Result<SourceEvent> Next(std::chrono::milliseconds wait) override;
+  // Publishes `durable` for the next commit; kInvalidArgument when it is not this source's.
+  Status Acknowledge(const Bookmark& durable) override;
+
+  // librdkafka's rebalance callback (inside a poll, on the source thread).
+  void OnRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
+                   rd_kafka_topic_partition_list_t* partitions);
+
+ private:
+  using Partition = std::pair<std::string, int32_t>;  // topic, partition
+  using Offsets = std::map<Partition, int64_t>;       // next offset to read
+
+  static Bookmark BookmarkOf(const Offsets& offsets);
+  static Result<Offsets> OffsetsOf(const Bookmark& bookmark);
+  // Commits the durable offsets of assigned partitions if they moved since the last commit.
+  void CommitDurable(bool wait);
+  void OnAssign(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* partitions);
+  void OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* partitions);
+
+  const KafkaSourceOptions options_;
+  const std::string who_;
+  kafka::MessageDecoder decoder_;
+  kafka::Client consumer_;
+  Offsets start_;  // from Open's bookmark
+  std::set<Partition> assigned_;
+  Offsets emitted_;       // the bookmark of the last page handed out
+  bool revoked_ = false;  // a revoke happened during the current poll
+  bool closing_ = false;  // the destructor leaves the group: do not wait
+  Status failed_;         // a message that did not decode, after the page before it
+  std::chrono::steady_clock::time_point last_message_;
+
+  // Everything above is the source thread's (librdkafka's callbacks run inside its polls);
+  // what Acknowledge publishes from the sink thread is guarded.
+  Mutex mu_;
+  CondVar durable_changed_;
+  Offsets durable_ GUARDED_BY(mu_);
+  uint64_t durable_seq_ GUARDED_BY(mu_) = 0;  // bumped by each Acknowledge
+  uint64_t committed_seq_ = 0;                // durable_seq_ at the last commit
+};
+
+Result<std::unique_ptr<Source>> MakeKafkaSource(const config::Block& cfg);
+
+}  // namespace faucet

@@ -1,0 +1,241 @@
+// The kafka source on the real broker scripts/services.sh starts, under `faucet run`:
+// postgres-cdc -> kafka -> postgres. Three members of one consumer group share a 6-partition
+// topic and apply it to one table; one is SIGKILLed mid-run (the others take its partitions),
+// then restarted (the partitions move again): the destination equals the source by checksum.
+// Debezium's JSON goes through with its types; a message that does not decode stops the run
+// naming its topic, partition and offset, or is skipped when on_decode_error says so; offsets
+// reach the group only for pages the destination holds.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "sinks/kafka/kafka_test_support.h"
+#include "sources/postgres/pg_test_support.h"
+#include "testing/process.h"
+#include "testing/services.h"
+#include "testing/wait.h"
+
+namespace faucet {
+namespace {
+
+using namespace std::chrono_literals;
+
+class KafkaSourceTest : public ::testing::Test {
+ protected:
+  // A checksum of `table` computed by Postgres: every row, in key order.
+  std::string Checksum(const std::string& table) {
+    return db_
+        .Scalar("SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY id), '')) FROM " + table +
+                " t")
+        .value_or("");
+  }
+
+  // A config running `source` into `sink` (YAML flow mappings) with its own state directory.
+  std::string Config(const std::string& name, const std::string& source, const std::string& sink,
+                     const std::string& extra = "") {
+    const std::string path = dir_ + "/" + name + ".yaml";
+    std::ofstream(path) << "version: 1\nname: " << prefix_ << "\n"
+                        << extra << "pipeline:\n  source: " << source << "\n  sink: " << sink
+                        << "\n  state: {type: file, config: {path: '" << dir_ << "/" << name
+                        << ".state'}}\n";
+    return path;
+  }
+
+  // The kafka source of `topic` in the test's group, with `extra` entries.
+  std::string KafkaSource(const std::string& topic, const std::string& extra = "") const {
+    return "{type: kafka, config: {brokers: '" + brokers_ + "', topics: ['" + topic +
+           "'], group_id: '" + prefix_ + ".group', session_timeout: 6000" + extra + "}}";
+  }
+
+  std::string PostgresSink(const std::string& table) const {
+    return "{type: postgres, config: {connection_url: '" + db_.url() + "', table_name: '" + table +
+           "', write_mode: upsert, key: [id]}}";
+  }
+
+  postgres::testing::TestDb db_;
+  const std::string brokers_ = testing::RequireEnv("FAUCET_TEST_KAFKA_BROKERS");
+  const std::string prefix_ = testing::UniqueName("kafkasrc");
+  const std::string dir_ = testing::TempDir("kafkasrc");
+};
+
+std::unique_ptr<testing::Process> Start(const std::string& config) {
+  return std::make_unique<testing::Process>(std::vector<std::string>{FAUCET_BINARY, "run", config},
+                                            std::map<std::string, std::string>{});
+}
+
+TEST_F(KafkaSourceTest, ThreeMembersOfAGroupApplyEveryChangeThoughOneIsKilled) {
+  postgres::testing::CdcTable table(db_, prefix_, "id int8 PRIMARY KEY, v text, n numeric");
+  const std::string dst = prefix_ + "_dst";
+  db_.Exec("CREATE TABLE " + dst + " (id int8 PRIMARY KEY, v text, n numeric)");
+  const std::string topic = prefix_ + ".topic";
+  kafka::testing::CreateTopic(brokers_, topic, 6);
+
+  const std::string produce = Config(
+      "produce", table.SourceYaml(),
+      "{type: kafka, config: {brokers: '" + brokers_ + "', topic: {name: '" + topic + "'}}}");
+  testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "run", produce});
+  ASSERT_EQ(first.exit_code, 0) << first.output;  // the slot exists from here
+
+  // Inserts, updates (the key's v grows) and deletes, with numerics beyond a double.
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> rows{0};
+  auto write = [&] {
+    postgres::testing::TestDb w(db_.url());
+    for (int64_t id = rows + 1; !stop; ++id) {
+      const std::string sid = std::to_string(id);
+      w.Exec("INSERT INTO " + prefix_ + " VALUES (" + sid + ", 'v', 123456789012345678901234567." +
+             sid + ")");
+      if (id % 3 == 0) {
+        w.Exec("UPDATE " + prefix_ + " SET v = v || 'x' WHERE id = " + std::to_string(id / 2));
+      }
+      if (id % 7 == 0) w.Exec("DELETE FROM " + prefix_ + " WHERE id = " + std::to_string(id - 3));
+      rows = id;
+    }
+  };
+  auto consume = [&](int member) {
+    return Config("member" + std::to_string(member),
+                  KafkaSource(topic, ", idle_timeout: 20, batch_size: 200"), PostgresSink(dst));
+  };
+  auto count = [&] { return std::stoll(db_.Scalar("SELECT count(*) FROM " + dst).value_or("0")); };
+
+  std::thread writer(write);
+  std::unique_ptr<testing::Process> producer = Start(produce);
+  std::vector<std::unique_ptr<testing::Process>> members;
+  for (int i = 0; i < 3; ++i) members.push_back(Start(consume(i)));
+  ASSERT_TRUE(testing::WaitFor([&] { return count() > 300; }, 90s, "rows applied", 100ms))
+      << members[0]->Output();
+  members[1]->Kill(SIGKILL);
+  members[1]->Wait();
+  const int64_t at_kill = rows;
+  ASSERT_TRUE(testing::WaitFor([&] { return rows > at_kill + 300; }, 60s, "more rows"));
+  stop = true;
+  writer.join();
+  testing::ProcessResult produced = producer->Wait();  // ends after its idle_timeout
+  ASSERT_EQ(produced.exit_code, 0) << produced.output;
+  // The killed member's partitions went to the other two, which apply everything.
+  ASSERT_TRUE(testing::WaitFor([&] { return Checksum(dst) == Checksum(prefix_); }, 60s,
+                               "the destination to equal the source", 200ms))
+      << members[0]->Output() << members[2]->Output();
+
+  // Restarted, it joins again and the partitions move under writes.
+  members[1] = Start(consume(1));
+  stop = false;
+  std::thread writer2(write);
+  producer = Start(produce);
+  const int64_t at_restart = rows;
+  ASSERT_TRUE(testing::WaitFor([&] { return rows > at_restart + 600; }, 60s, "more rows"));
+  stop = true;
+  writer2.join();
+  produced = producer->Wait();
+  ASSERT_EQ(produced.exit_code, 0) << produced.output;
+  for (auto& member : members) {
+    testing::ProcessResult r = member->Wait();  // each ends after its idle_timeout
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("released"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(Checksum(dst), Checksum(prefix_))
+      << count() << " rows in the destination, source "
+      << db_.Scalar("SELECT count(*) FROM " + prefix_).value_or("?");
+}
+
+TEST_F(KafkaSourceTest, DebeziumJsonArrivesWithItsTypes) {
+  const std::string columns =
+      "id int8 PRIMARY KEY, small int2, b bool, n numeric(30,5), f float8, t text, "
+      "bytes bytea, j jsonb, d date, ts timestamp, tz timestamptz";
+  postgres::testing::CdcTable table(db_, prefix_, columns);
+  const std::string dst = prefix_ + "_dst";
+  db_.Exec("CREATE TABLE " + dst + " (" + columns + ")");
+  const std::string topic = prefix_ + ".dbz";
+  const std::string produce =
+      Config("produce", table.SourceYaml(),
+             "{type: kafka, config: {brokers: '" + brokers_ + "', topic: {name: '" + topic +
+                 "'}, value_format: {type: debezium_json, server_name: srv}}}");
+  testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "run", produce});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  db_.Exec("INSERT INTO " + prefix_ +
+           " SELECT g, g - 100, g % 2 = 0, g * 1.5 + 0.00001, g / 3.0, "
+           "'a\"b\\c ' || chr(233) || g, decode(lpad(to_hex(g), 4, '0'), 'hex'), "
+           "jsonb_build_object('k', g, 'a', jsonb_build_array(1, 'x')), "
+           "date '1960-01-01' + g, timestamp '2026-01-01 00:00:00.5' + g * interval '1 h', "
+           "timestamptz '2026-01-01 00:00:00+00' + g * interval '1 min' "
+           "FROM generate_series(1, 200) g");
+  db_.Exec("UPDATE " + prefix_ + " SET t = NULL, b = NULL WHERE id % 10 = 0");
+  db_.Exec("DELETE FROM " + prefix_ + " WHERE id % 9 = 0");
+  testing::ProcessResult produced = testing::RunProcess({FAUCET_BINARY, "run", produce});
+  ASSERT_EQ(produced.exit_code, 0) << produced.output;
+
+  const std::string consume = Config(
+      "consume", KafkaSource(topic, ", idle_timeout: 3, value_format: {type: debezium_json}"),
+      PostgresSink(dst));
+  testing::ProcessResult consumed = testing::RunProcess({FAUCET_BINARY, "run", consume});
+  ASSERT_EQ(consumed.exit_code, 0) << consumed.output;
+  EXPECT_EQ(Checksum(dst), Checksum(prefix_))
+      << db_.Scalar("SELECT string_agg(t::text, E'\\n' ORDER BY id) FROM (SELECT * FROM " + dst +
+                    " LIMIT 3) t")
+             .value_or("");
+}
+
+TEST_F(KafkaSourceTest, AMessageThatDoesNotDecodeIsNamedOrSkipped) {
+  const std::string dst = prefix_ + "_dst";
+  db_.Exec("CREATE TABLE " + dst + " (id int8 PRIMARY KEY, v text)");
+  const std::string topic = prefix_ + ".bad";
+  kafka::testing::CreateTopic(brokers_, topic, 1);
+  kafka::testing::TransactionalProducer producer(brokers_, prefix_ + ".producer");
+  producer.ProduceOpen(topic, R"({"id":1})", R"({"id":1,"v":"one"})");
+  producer.Commit();
+  producer.ProduceOpen(topic, R"({"id":2})", R"({"id":2,"v":)");
+  producer.Commit();
+  producer.ProduceOpen(topic, R"({"id":3})", R"({"id":3,"v":"three"})");
+  producer.Commit();
+
+  testing::ProcessResult failed = testing::RunProcess(
+      {FAUCET_BINARY, "run",
+       Config("fail", KafkaSource(topic, ", idle_timeout: 3"), PostgresSink(dst))});
+  EXPECT_NE(failed.exit_code, 0);
+  EXPECT_NE(failed.output.find(topic + "[0] offset 2"), std::string::npos) << failed.output;
+  EXPECT_EQ(db_.Scalar("SELECT string_agg(v, ',' ORDER BY id) FROM " + dst), "one");
+
+  testing::ProcessResult skipped = testing::RunProcess(
+      {FAUCET_BINARY, "run",
+       Config("skip", KafkaSource(topic, ", idle_timeout: 3, on_decode_error: skip"),
+              PostgresSink(dst))});
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.output;
+  EXPECT_NE(skipped.output.find("skipped"), std::string::npos) << skipped.output;
+  EXPECT_EQ(db_.Scalar("SELECT string_agg(v, ',' ORDER BY id) FROM " + dst), "one,three");
+}
+
+// The rule: a page's offsets reach the group only once the destination has the page. A run
+// whose sink refuses a row stops there; the next run (the row allowed) starts after the last
+// durable page and applies every row, none lost to an offset committed too early.
+TEST_F(KafkaSourceTest, OffsetsAreCommittedOnlyForDurablePages) {
+  const std::string dst = prefix_ + "_dst";
+  db_.Exec("CREATE TABLE " + dst + " (id int8 PRIMARY KEY, v text CHECK (v <> 'bad'))");
+  const std::string topic = prefix_ + ".rule";
+  kafka::testing::CreateTopic(brokers_, topic, 1);
+  kafka::testing::TransactionalProducer producer(brokers_, prefix_ + ".producer");
+  for (int id = 1; id <= 60; ++id) {
+    const std::string sid = std::to_string(id);
+    producer.ProduceOpen(topic, R"({"id":)" + sid + "}",
+                         R"({"id":)" + sid + R"(,"v":")" + (id == 45 ? "bad" : "ok") + R"("})");
+    producer.Commit();
+  }
+  const std::string config =
+      Config("rule", KafkaSource(topic, ", idle_timeout: 3, batch_size: 10"), PostgresSink(dst));
+  testing::ProcessResult refused = testing::RunProcess({FAUCET_BINARY, "run", config});
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  // The pages before the refused one are durable, and nothing of it or after it.
+  EXPECT_EQ(db_.Scalar("SELECT count(*) || ':' || max(id) FROM " + dst), "40:40");
+
+  db_.Exec("ALTER TABLE " + dst + " DROP CONSTRAINT " + dst + "_v_check");
+  testing::ProcessResult resumed = testing::RunProcess({FAUCET_BINARY, "run", config});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(db_.Scalar("SELECT count(*) || ':' || min(id) || ':' || max(id) FROM " + dst),
+            "60:1:60");
+}
+
+}  // namespace
+}  // namespace faucet
