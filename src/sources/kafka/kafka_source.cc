@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 namespace faucet {
 namespace {
@@ -36,10 +37,11 @@ struct MessageDeleter {
   void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
 };
 
-std::string Describe(const std::set<std::pair<std::string, int32_t>>& partitions) {
+std::string Describe(const rd_kafka_topic_partition_list_t* partitions) {
   std::string text;
-  for (const auto& [topic, partition] : partitions) {
-    text += (text.empty() ? "" : ", ") + topic + "[" + std::to_string(partition) + "]";
+  for (int i = 0; i < partitions->cnt; ++i) {
+    text += (text.empty() ? "" : ", ") + std::string(partitions->elems[i].topic) + "[" +
+            std::to_string(partitions->elems[i].partition) + "]";
   }
   return text.empty() ? "none" : text;
 }
@@ -275,7 +277,10 @@ void KafkaSource::CommitDurable(bool wait) {
     if (durable_seq_ == committed_seq_ && !wait) return;
     committed_seq_ = durable_seq_;
     for (const auto& [partition, offset] : durable_) {
-      if (assigned_.count(partition) == 0) continue;
+      // Only partitions this member owns, and only past where it got them: an acknowledgement
+      // from before a partition came back must not move the group's offset backwards.
+      auto owned = assigned_.find(partition);
+      if (owned == assigned_.end() || offset <= owned->second) continue;
       rd_kafka_topic_partition_list_add(list.get(), partition.first.c_str(), partition.second)
           ->offset = offset;
     }
@@ -307,13 +312,13 @@ void KafkaSource::OnAssign(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
   for (int i = 0; i < partitions->cnt; ++i) {
     rd_kafka_topic_partition_t& p = partitions->elems[i];
     const Partition key{p.topic, p.partition};
-    assigned_.insert(key);
     if (p.offset < 0) {
       auto it = start_.find(key);
       if (it != start_.end()) p.offset = it->second;
     }
+    assigned_[key] = p.offset;
   }
-  spdlog::info("{}: assigned {}", who_, Describe(assigned_));
+  spdlog::info("{}: assigned {}", who_, Describe(partitions));
   rd_kafka_assign(consumer, partitions);
 }
 
@@ -341,14 +346,18 @@ void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
     spdlog::warn(
         "{}: revoke_timeout passed before the pages of {} were durable: their next "
         "owner reads them again",
-        who_, Describe(revoked));
+        who_, Describe(partitions));
   }
   CommitDurable(true);
   for (const Partition& p : revoked) {
     assigned_.erase(p);
     emitted_.erase(p);
   }
-  spdlog::info("{}: released {}", who_, Describe(revoked));
+  {
+    MutexLock lock(mu_);
+    for (const Partition& p : revoked) durable_.erase(p);
+  }
+  spdlog::info("{}: released {}", who_, Describe(partitions));
   rd_kafka_assign(consumer, nullptr);
 }
 

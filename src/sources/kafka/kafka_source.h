@@ -35,7 +35,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -109,7 +108,8 @@ class KafkaSource : public Source {
   kafka::MessageDecoder decoder_;
   kafka::Client consumer_;
   Offsets start_;  // from Open's bookmark
-  std::set<Partition> assigned_;
+  // The partitions assigned, with the offset each was assigned at (-1: auto_offset_reset's).
+  std::map<Partition, int64_t> assigned_;
   Offsets emitted_;       // the bookmark of the last page handed out
   bool revoked_ = false;  // a revoke happened during the current poll
   bool closing_ = false;  // the destructor leaves the group: do not wait
