@@ -1013,8 +1013,17 @@ for scenario in "${SCENARIOS[@]}"; do
   mysql-cdc) bench_mysql_cdc ;;
   kafka) bench_kafka ;;
   metrics) bench_metrics ;;
-  apply) APPLY_DESTS=(postgres sqlite mysql) bench_apply ;;
-  kafka-apply) [[ " ${SCENARIOS[*]} " == *" apply "* ]] || APPLY_DESTS=(postgres) bench_apply ;;
+  apply)
+    APPLY_DESTS=(postgres sqlite mysql)
+    bench_apply
+    ;;
+  kafka-apply)
+    # With apply, its rounds run among apply's.
+    if [[ " ${SCENARIOS[*]} " != *" apply "* ]]; then
+      APPLY_DESTS=(postgres)
+      bench_apply
+    fi
+    ;;
   snapshot) bench_snapshot ;;
   copy) bench_copy ;;
   tables-load) bench_tables_load ;;

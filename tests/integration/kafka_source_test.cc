@@ -208,6 +208,17 @@ TEST_F(KafkaSourceTest, AMessageThatDoesNotDecodeIsNamedOrSkipped) {
   EXPECT_EQ(db_.Scalar("SELECT string_agg(v, ',' ORDER BY id) FROM " + dst), "one,three");
 }
 
+// Brokers that do not answer fail the run naming them, instead of idling until idle_timeout.
+TEST_F(KafkaSourceTest, BrokersThatDoNotAnswerAreAnErrorNamingThem) {
+  const std::string config = Config(
+      "unreachable", "{type: kafka, config: {brokers: '127.0.0.1:1', topics: [t], group_id: g}}",
+      PostgresSink(prefix_ + "_dst"));
+  testing::ProcessResult r = testing::RunProcess({FAUCET_BINARY, "run", config});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("kafka 127.0.0.1:1 group g: no broker answered"), std::string::npos)
+      << r.output;
+}
+
 // The rule: a page's offsets reach the group only once the destination has the page. A run
 // whose sink refuses a row stops there; the next run (the row allowed) starts after the last
 // durable page and applies every row, none lost to an offset committed too early.

@@ -92,6 +92,22 @@ Result<Client> NewClient(rd_kafka_type_t type, rd_kafka_conf_t* conf, const std:
   return Client(client);
 }
 
+Status AwaitBrokers(rd_kafka_t* client, std::chrono::milliseconds timeout, const std::string& who,
+                    const std::string* last_error) {
+  const rd_kafka_metadata_t* metadata = nullptr;
+  const rd_kafka_resp_err_t err =
+      rd_kafka_metadata(client, 0, nullptr, &metadata, static_cast<int>(timeout.count()));
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_metadata_destroy(metadata);
+    return Status::Ok();
+  }
+  rd_kafka_poll(client, 0);  // serves the errors queued meanwhile
+  const bool explained = last_error != nullptr && !last_error->empty();
+  return Unavailable(who + ": no broker answered within " + std::to_string(timeout.count() / 1000) +
+                     " s (" + rd_kafka_err2str(err) +
+                     (explained ? "; last error: " + *last_error : "") + ")");
+}
+
 Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions,
                    const Properties& config, std::chrono::milliseconds timeout,
                    const std::string& who) {

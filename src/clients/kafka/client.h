@@ -47,6 +47,14 @@ Result<rd_kafka_conf_t*> NewConf(const Properties& properties, const std::string
 // A client of `type` from `conf` (which it takes, also on failure).
 Result<Client> NewClient(rd_kafka_type_t type, rd_kafka_conf_t* conf, const std::string& who);
 
+// Asks the brokers for their metadata, as a check that they answer: kUnavailable naming `who`
+// when none does within `timeout`, with librdkafka's error and, when not empty, `*last_error`:
+// what the client's error callback reported meanwhile (a refused login says why there). Serves
+// the client's queued callbacks first (rd_kafka_poll), so that `*last_error` is current:
+// REQUIRES a client whose events are not redirected to a consumer queue yet.
+Status AwaitBrokers(rd_kafka_t* client, std::chrono::milliseconds timeout, const std::string& who,
+                    const std::string* last_error);
+
 // Creates `topic` through `client` with `partitions` partitions, the brokers' replication
 // factor and `config` (topic properties), unless it exists. kUnavailable when the brokers do
 // not answer within `timeout` or refuse (their reason); `who` names the topic in messages.

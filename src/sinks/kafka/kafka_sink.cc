@@ -164,16 +164,8 @@ Status KafkaSink::Connect(const std::string& transactional_id) {
   rd_kafka_conf_set_dr_msg_cb(conf, DeliveryCallback);
   rd_kafka_conf_set_error_cb(conf, ErrorCallback);
   ASSIGN_OR_RETURN(kafka::Client producer, kafka::NewClient(RD_KAFKA_PRODUCER, conf, who_));
-  const rd_kafka_metadata_t* metadata = nullptr;
-  const rd_kafka_resp_err_t err =
-      rd_kafka_metadata(producer.get(), 0, nullptr, &metadata, kMetadataTimeoutMs);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    rd_kafka_poll(producer.get(), 0);  // serves the errors queued meanwhile (OnError)
-    return Unavailable(who_ + ": no broker answered within " +
-                       std::to_string(kMetadataTimeoutMs / 1000) + " s (" + rd_kafka_err2str(err) +
-                       (last_transient_.empty() ? "" : "; last error: " + last_transient_) + ")");
-  }
-  rd_kafka_metadata_destroy(metadata);
+  RETURN_IF_ERROR(kafka::AwaitBrokers(producer.get(), std::chrono::milliseconds(kMetadataTimeoutMs),
+                                      who_, &last_transient_));
   producer_ = producer.release();
   transactional_id_ = transactional_id;
   return Status::Ok();

@@ -11,9 +11,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long Open waits for a broker to answer.
+constexpr std::chrono::milliseconds kBrokerTimeout{10'000};
+
 void RebalanceCallback(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
                        rd_kafka_topic_partition_list_t* partitions, void* opaque) {
   static_cast<KafkaSource*>(opaque)->OnRebalance(consumer, err, partitions);
+}
+
+void ErrorCallback(rd_kafka_t*, int error, const char* reason, void* opaque) {
+  static_cast<KafkaSource*>(opaque)->OnError(error, reason);
 }
 
 void CommitCallback(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t*, void*) {
@@ -162,7 +169,10 @@ Status KafkaSource::Open(const std::optional<Bookmark>& start) {
   rd_kafka_conf_set_opaque(conf, this);
   rd_kafka_conf_set_rebalance_cb(conf, RebalanceCallback);
   rd_kafka_conf_set_offset_commit_cb(conf, CommitCallback);
-  ASSIGN_OR_RETURN(consumer_, kafka::NewClient(RD_KAFKA_CONSUMER, conf, who_));
+  rd_kafka_conf_set_error_cb(conf, ErrorCallback);
+  ASSIGN_OR_RETURN(kafka::Client consumer, kafka::NewClient(RD_KAFKA_CONSUMER, conf, who_));
+  RETURN_IF_ERROR(kafka::AwaitBrokers(consumer.get(), kBrokerTimeout, who_, &last_error_));
+  consumer_ = std::move(consumer);
   rd_kafka_poll_set_consumer(consumer_.get());
 
   PartitionList topics(rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
@@ -261,6 +271,14 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
   return SourceEvent{SourceEvent::Kind::kIdle, {}};
 }
 
+void KafkaSource::OnError(int error, const char* reason) {
+  // librdkafka retries these itself (a broker down, a connection lost, refused credentials);
+  // the last one explains an Open that found no broker, and a fatal one fails Next.
+  last_error_ =
+      reason != nullptr ? reason : rd_kafka_err2str(static_cast<rd_kafka_resp_err_t>(error));
+  spdlog::warn("{}: {}", who_, last_error_);
+}
+
 Status KafkaSource::Acknowledge(const Bookmark& durable) {
   ASSIGN_OR_RETURN(Offsets offsets, OffsetsOf(durable));
   MutexLock lock(mu_);
@@ -319,6 +337,7 @@ void KafkaSource::OnAssign(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
     assigned_[key] = p.offset;
   }
   spdlog::info("{}: assigned {}", who_, Describe(partitions));
+  last_message_ = Clock::now();  // idle_timeout counts from here: nothing came before
   rd_kafka_assign(consumer, partitions);
 }
 

@@ -52,8 +52,9 @@ struct KafkaSourceOptions {
   std::string group_id;
   std::string auto_offset_reset = "earliest";  // where a partition without offsets starts
   kafka::ValueFormat value_format = kafka::ValueFormat::kJson;
-  std::chrono::milliseconds idle_timeout{30'000};  // a cycle ends after this without a message
-  int64_t batch_size = 1000;                       // most messages per page
+  // A cycle ends after this long without a message (counted from the last assignment).
+  std::chrono::milliseconds idle_timeout{30'000};
+  int64_t batch_size = 1000;  // most messages per page
   std::chrono::milliseconds session_timeout{45'000};
   // How long a rebalance waits for the pages of revoked partitions to become durable.
   std::chrono::milliseconds revoke_timeout{60'000};
@@ -77,7 +78,8 @@ class KafkaSource : public Source {
   KafkaSource& operator=(const KafkaSource&) = delete;
 
   // Joins the group and subscribes. `start` (a bookmark of this source) gives the offsets of
-  // partitions the group has none for; kInvalidArgument when it is not one.
+  // partitions the group has none for; kInvalidArgument when it is not one. kUnavailable naming
+  // the brokers when none answers within 10 s (with the reason, e.g. refused credentials).
   Status Open(const std::optional<Bookmark>& start) override;
   // A page of the messages that arrive within `wait`; kIdle when none did; kEnd after
   // idle_timeout without a message. A message that does not decode fails the run naming its
@@ -88,6 +90,8 @@ class KafkaSource : public Source {
   // Publishes `durable` for the next commit; kInvalidArgument when it is not this source's.
   Status Acknowledge(const Bookmark& durable) override;
 
+  // librdkafka's error callback (inside a poll, on the source thread).
+  void OnError(int error, const char* reason);
   // librdkafka's rebalance callback (inside a poll, on the source thread).
   void OnRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
                    rd_kafka_topic_partition_list_t* partitions);
@@ -110,10 +114,11 @@ class KafkaSource : public Source {
   Offsets start_;  // from Open's bookmark
   // The partitions assigned, with the offset each was assigned at (-1: auto_offset_reset's).
   std::map<Partition, int64_t> assigned_;
-  Offsets emitted_;       // the bookmark of the last page handed out
-  bool revoked_ = false;  // a revoke happened during the current poll
-  bool closing_ = false;  // the destructor leaves the group: do not wait
-  Status failed_;         // a message that did not decode, after the page before it
+  Offsets emitted_;         // the bookmark of the last page handed out
+  bool revoked_ = false;    // a revoke happened during the current poll
+  bool closing_ = false;    // the destructor leaves the group: do not wait
+  Status failed_;           // a message that did not decode, after the page before it
+  std::string last_error_;  // the last error librdkafka reported
   std::chrono::steady_clock::time_point last_message_;
 
   // Everything above is the source thread's (librdkafka's callbacks run inside its polls);
