@@ -49,7 +49,8 @@ Result<Guarantee> DeriveDelivery(const config::Document& doc, const SourceCapabi
     return sink.dedups_by_key ? Guarantee::kKeyedUpsert : Guarantee::kAtLeastOnce;
   }
   if (sink.overwrites) return fail("is not compatible with write_mode: overwrite");
-  if (sink.atomic_watermark && deterministic && durable_state && !doc.dlq) {
+  const bool scopes = !source.tokens_per_part || sink.many_scopes;
+  if (sink.atomic_watermark && deterministic && scopes && durable_state && !doc.dlq) {
     return Guarantee::kAtomicWatermark;
   }
   if (sink.dedups_by_key) return Guarantee::kKeyedUpsert;
@@ -65,6 +66,11 @@ Result<Guarantee> DeriveDelivery(const config::Document& doc, const SourceCapabi
                 "sink that commits a watermark with its rows: " +
                 Names(SinkKinds(), [](const SinkKind& k) { return k.atomic_watermark; }) +
                 "; or one of them with write_mode: upsert and a key)");
+  }
+  if (!scopes) {
+    return fail("is not supported by sink '" + doc.sink.type + "' with source '" + doc.source.type +
+                "': the source keeps a commit token per partition, and this sink one per "
+                "pipeline (use a SQL sink, or one with write_mode: upsert and a key)");
   }
   if (!doc.state) return fail("requires a state store");
   if (!durable_state) return fail("requires a durable state store, not 'memory'");

@@ -79,7 +79,7 @@ const std::vector<SourceKind>& SourceKinds() {
   static const std::vector<SourceKind> kKinds = {
       {"generator", false, MakeGeneratorSource}, {"postgres-cdc", true, MakePostgresCdcSource},
       {"mysql-cdc", true, MakeMysqlCdcSource},   {"postgres", false, MakePostgresQuerySource},
-      {"mysql", false, MakeMysqlQuerySource},    {"kafka", false, MakeKafkaSource},
+      {"mysql", false, MakeMysqlQuerySource},    {"kafka", true, MakeKafkaSource},
   };
   return kKinds;
 }

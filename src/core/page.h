@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/bookmark.h"
@@ -19,6 +20,10 @@ struct Page {
   // of the last complete transaction in the page. Absent on all but the last chunk of a split
   // transaction.
   std::optional<Bookmark> bookmark;
+  // Under the atomic watermark, appended to the pipeline's commit-token scope for this page's
+  // token: a source whose parts advance independently (a Kafka topic's partitions,
+  // SourceCapabilities::tokens_per_part) keeps one token per part. Empty: the pipeline's scope.
+  std::string token_scope;
 
   size_t ApproxBytes() const {
     size_t n = sizeof(Page);

@@ -195,7 +195,7 @@ Status Pipeline::WriteWatermarked(Page& page, Watermark& mark, const Start& star
       ++stats.pages_skipped;
       return Status::Ok();
     }
-    return sink_.WriteIdempotent(page, options_.state_key,
+    return sink_.WriteIdempotent(page, options_.state_key + page.token_scope,
                                  FormatCommitToken(mark.seq, *page.bookmark));
   }
   if (mark.seq < start.committed_seq) {  // a chunk of a page a legacy token says is committed
@@ -204,7 +204,7 @@ Status Pipeline::WriteWatermarked(Page& page, Watermark& mark, const Start& star
     return Status::Ok();
   }
   mark.chunk_changes += page.changes.size();
-  return sink_.WriteIdempotent(page, options_.state_key,
+  return sink_.WriteIdempotent(page, options_.state_key + page.token_scope,
                                FormatChunkToken(mark.seq, mark.anchor, mark.chunk_changes));
 }
 
@@ -310,6 +310,12 @@ Status Pipeline::WriteWithDlq(const Page& page, PipelineStats& stats, Status& bu
 Result<PipelineStats> Pipeline::Run() {
   RETURN_IF_ERROR(ValidateStateKey(options_.state_key));
   ASSIGN_OR_RETURN(Start start, LoadStart());
+  if (options_.delivery == Delivery::kAtomicWatermark) {
+    source_.UseCommittedTokens([this](const std::string& part) {
+      MutexLock lock(sink_mu_);
+      return sink_.CommittedToken(options_.state_key + part);
+    });
+  }
   RETURN_IF_ERROR(source_.Open(start.bookmark));
   if (options_.bulk_load) sink_.BeginBulkLoad();
   RETURN_IF_ERROR(sink_.Open(start.bookmark.has_value()));
@@ -382,7 +388,10 @@ Result<PipelineStats> Pipeline::Run() {
       source_error = item->status;
       break;
     }
-    sink_error = WritePage(item->page, mark, start, stats);
+    {
+      MutexLock lock(sink_mu_);
+      sink_error = WritePage(item->page, mark, start, stats);
+    }
     if (!sink_error.ok()) break;
   }
   sink_failed = !sink_error.ok();

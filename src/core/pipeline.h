@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/pipeline_observer.h"
 #include "core/sink.h"
 #include "core/source.h"
@@ -140,6 +141,9 @@ class Pipeline {
   StateStore& state_;
   PipelineOptions options_;
   bool dlq_unflushed_ = false;  // rows were written to the DLQ since its last Flush
+  // Held by the sink thread while it writes a page, and by a source reading a committed token
+  // (Source::UseCommittedTokens) from its thread: the sink is never called from both at once.
+  Mutex sink_mu_;
 };
 
 // The bookmark a pipeline's state value holds: the value itself, or the "bookmark" inside the

@@ -145,6 +145,33 @@ TEST(Pipeline, AtomicWatermarkCommitsTokenWithRowsAndWrapsState) {
             (Json{{"__faucet_eo", 1}, {"bookmark", {{"n", 2}}}, {"seq", 2}}));
 }
 
+// A source whose parts advance apart (Kafka partitions) keeps a token per part, and reads them
+// back itself through the reader the pipeline gives it.
+TEST(Pipeline, AtomicWatermarkKeepsATokenPerPartOfTheSource) {
+  Harness h;
+  h.options.delivery = Delivery::kAtomicWatermark;
+  std::vector<Page> pages = {MakePage(1, Json{{"n", 1}}), MakePage(1, Json{{"n", 2}}),
+                             MakePage(1, Json{{"n", 3}})};
+  pages[0].token_scope = ":t:0";
+  pages[1].token_scope = ":t:1";
+  pages[2].token_scope = ":t:0";
+  h.sink.tokens["p::row-0:t:9"] = FormatCommitToken(7, Bookmark{Json{{"n", 9}}});
+  FakeSource source(std::move(pages));
+  source.read_token_of = ":t:9";
+  ASSERT_OK(h.Run(source));
+  EXPECT_EQ(h.sink.tokens["p::row-0:t:0"], "00000000000000000003#{\"n\":3}");
+  EXPECT_EQ(h.sink.tokens["p::row-0:t:1"], "00000000000000000002#{\"n\":2}");
+  EXPECT_EQ(h.sink.tokens.count("p::row-0"), 0u);
+  EXPECT_EQ(source.token_read, "00000000000000000007#{\"n\":9}");
+}
+
+TEST(Pipeline, AtLeastOnceGivesTheSourceNoTokenReader) {
+  Harness h;
+  FakeSource source({MakePage(1, Json{{"n", 1}})});
+  ASSERT_OK(h.Run(source));
+  EXPECT_FALSE(source.token_reader);
+}
+
 TEST(Pipeline, AtomicWatermarkReanchorsAtSinkTokenAheadOfState) {
   // Crash between the sink commit of seq 5 and the persist: state still says seq 4.
   Harness h;

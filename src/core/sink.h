@@ -29,6 +29,9 @@ struct SinkCapabilities {
   // The config holds settings only the atomic watermark uses (kafka's `exactly_once:`), so a
   // pipeline that would run without it is refused rather than silently at-least-once.
   bool watermark_configured = false;
+  // WriteIdempotent and CommittedToken take any number of scopes in one run, one token each: what
+  // a source with SourceCapabilities::tokens_per_part needs.
+  bool many_scopes = false;
 };
 
 // The error of a bulk load (Sink::BeginBulkLoad) that a row of its target refused:

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,7 +49,18 @@ struct SourceCapabilities {
   // A change stream of many tables whose changes name their table (Change::relation) and have
   // an ordered position (ChangePosition): what a multi-table mirror routes from.
   bool routes_tables = false;
+  // Its position is a set of parts that advance independently and may move between processes
+  // (a consumer group's partitions): each page names its part (Page::token_scope), and under
+  // the atomic watermark the source reads each part's committed token back itself
+  // (UseCommittedTokens) when it gets the part, so the sink must keep a token per part
+  // (SinkCapabilities::many_scopes).
+  bool tokens_per_part = false;
 };
+
+// Reads the commit token the sink holds for the pipeline's scope followed by `part` (a
+// Page::token_scope); nullopt when it holds none.
+using CommittedTokenReader =
+    std::function<Result<std::optional<std::string>>(const std::string& part)>;
 
 // A table a source can read, as DiscoverTables reports it.
 struct DiscoveredTable {
@@ -116,6 +128,11 @@ class Source {
     (void)durable;
     return Status::Ok();
   }
+
+  // Under the atomic watermark, for a source with tokens_per_part, before Open: how to read the
+  // sink's committed token of a part. Callable from the source thread (inside Next) only; it
+  // waits while the sink thread writes a page.
+  virtual void UseCommittedTokens(CommittedTokenReader read) { (void)read; }
 
   // Called on the source thread, about once a second, while the pipeline waits for the sink
   // to make room for the next page: a source whose server drops silent clients (Postgres'

@@ -55,7 +55,9 @@ class [[nodiscard]] Status {
 };
 
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
@@ -67,7 +69,7 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok());
   }
@@ -90,10 +92,10 @@ class [[nodiscard]] Result {
 #define FAUCET_CONCAT_INNER(a, b) a##b
 #define FAUCET_CONCAT(a, b) FAUCET_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)               \
-  do {                                      \
-    ::faucet::Status _st = (expr);          \
-    if (!_st.ok()) return _st;              \
+#define RETURN_IF_ERROR(expr)      \
+  do {                             \
+    ::faucet::Status _st = (expr); \
+    if (!_st.ok()) return _st;     \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

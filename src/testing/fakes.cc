@@ -13,6 +13,11 @@ Result<SourceEvent> FakeSource::Next(std::chrono::milliseconds) {
     ++next_;
     return e;
   }
+  if (!read_token_of.empty() && token_reader) {
+    Result<std::optional<std::string>> token = token_reader(read_token_of);
+    if (!token.ok()) return token.status();
+    token_read = *token;
+  }
   if (!final_error.ok()) return final_error;
   return SourceEvent{SourceEvent::Kind::kEnd, {}};
 }

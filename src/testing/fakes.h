@@ -22,8 +22,14 @@ class FakeSource : public Source {
   Status Open(const std::optional<Bookmark>& start) override;
   Result<SourceEvent> Next(std::chrono::milliseconds wait) override;
   Status Acknowledge(const Bookmark& durable) override;
+  void UseCommittedTokens(CommittedTokenReader read) override { token_reader = std::move(read); }
 
   std::optional<Bookmark> opened_at;
+  CommittedTokenReader token_reader;  // what UseCommittedTokens gave
+  // When set, the token of this part is read (token_reader) after the last page, into
+  // token_read.
+  std::string read_token_of;
+  std::optional<std::string> token_read;
   Status final_error;
   Status acknowledge_error;  // what Acknowledge answers
   std::vector<Bookmark> Acknowledged();

@@ -141,23 +141,26 @@ TEST(ValidateDelivery, TheWatermarkNeedsADurableStateAndNoDlq) {
   EXPECT_NE(validate(kAppend, dlq).find("not compatible with a DLQ"), std::string::npos);
 }
 
-// The kafka source's position is its group's offsets, not a replay a commit token can anchor:
-// exactly_once is earned only by a sink that writes by key.
-TEST(ValidateDelivery, AKafkaSourceIsEffectivelyOnceOnlyByKey) {
+// The kafka source keeps a commit token per partition: the atomic watermark with a SQL sink,
+// which keeps any number of them, but not with a kafka sink (one transactional.id per
+// pipeline); there only write_mode upsert would do, which the kafka sink has not.
+TEST(ValidateDelivery, AKafkaSourceNeedsASinkWithATokenPerPartition) {
   std::string dir = testing::TempDir("delivery");
-  auto validate = [&](const std::string& mode) {
+  auto validate = [&](const std::string& sink) {
     std::string path = dir + "/kafka.yaml";
     std::ofstream(path) << "version: 1\nname: d\ndelivery: exactly_once\npipeline:\n"
                         << "  source: {type: kafka, config: {brokers: '127.0.0.1:9092', "
                            "topics: [t], group_id: g}}\n"
-                        << "  sink: {" << kPostgresSink << mode << "}}\n"
+                        << "  sink: {" << sink << "}}\n"
                         << "  state: {type: file, config: {path: ./st}}\n";
     return testing::RunProcess({FAUCET_BINARY, "validate", path}).output;
   };
-  EXPECT_NE(validate(kUpsert).find(kKeyed), std::string::npos) << validate(kUpsert);
-  EXPECT_NE(validate(kAppend).find("exactly_once is not supported by source 'kafka'"),
+  EXPECT_NE(validate(std::string(kPostgresSink) + kAppend).find(kWatermark), std::string::npos)
+      << validate(std::string(kPostgresSink) + kAppend);
+  EXPECT_NE(validate(std::string(kKafkaSink) + ", exactly_once: {}")
+                .find("the source keeps a commit token per partition"),
             std::string::npos)
-      << validate(kAppend);
+      << validate(std::string(kKafkaSink) + ", exactly_once: {}");
 }
 
 }  // namespace

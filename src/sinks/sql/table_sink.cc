@@ -89,6 +89,7 @@ Result<bool> TableSink::CheckRelation(const RelationPtr& relation,
 SinkCapabilities TableSink::Capabilities() const {
   SinkCapabilities c;
   c.atomic_watermark = spec_.mode != WriteMode::kOverwrite;
+  c.many_scopes = c.atomic_watermark;  // a row of _faucet_commit_token per scope
   c.dedups_by_key = spec_.mode == WriteMode::kUpsert || spec_.mode == WriteMode::kDelete;
   c.overwrites = spec_.mode == WriteMode::kOverwrite;
   c.has_schema = spec_.WritesColumns();

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <set>
 
+#include "core/pipeline.h"
+
 namespace faucet {
 namespace {
 
@@ -39,10 +41,6 @@ struct PartitionListDeleter {
   }
 };
 using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
-
-struct MessageDeleter {
-  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
-};
 
 std::string Describe(const rd_kafka_topic_partition_list_t* partitions) {
   std::string text;
@@ -183,7 +181,6 @@ Status KafkaSource::Open(const std::optional<Bookmark>& start) {
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Unavailable(who_ + ": cannot subscribe: " + rd_kafka_err2str(err));
   }
-  last_message_ = Clock::now();
   return Status::Ok();
 }
 
@@ -203,8 +200,8 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     const int timeout = advanced ? 0 : static_cast<int>(std::max<int64_t>(0, left.count()));
-    std::unique_ptr<rd_kafka_message_t, MessageDeleter> m(
-        rd_kafka_consumer_poll(consumer_.get(), timeout));
+    Message m = carried_ != nullptr ? std::move(carried_)
+                                    : Message(rd_kafka_consumer_poll(consumer_.get(), timeout));
     if (revoked_) {
       // Its partitions went back to the group: what was read of them goes back unsent.
       revoked_ = false;
@@ -213,6 +210,7 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
       advanced = false;
       slot_topic = nullptr;
     }
+    if (!failed_.ok()) return failed_;  // an assignment without its commit tokens
     if (m == nullptr) {
       if (advanced || Clock::now() >= deadline) break;
       continue;
@@ -228,6 +226,10 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
       spdlog::warn("{}: {}{}", who_, topic.empty() ? "" : std::string(topic) + ": ",
                    rd_kafka_message_errstr(m.get()));
       continue;
+    }
+    if (advanced && (m->rkt != slot_topic || m->partition != slot_partition)) {
+      carried_ = std::move(m);  // a page holds one partition: its token is the partition's
+      break;
     }
     std::optional<std::string_view> key, value;
     if (m->key != nullptr) key = std::string_view(static_cast<const char*>(m->key), m->key_len);
@@ -261,10 +263,11 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
     // Even a page of tombstones and skipped messages moves the offsets forward.
     last_message_ = Clock::now();
     page.bookmark = BookmarkOf(read);
+    page.token_scope = PartScope(slot->first);
     emitted_ = std::move(read);
     return SourceEvent{SourceEvent::Kind::kPage, std::move(page)};
   }
-  if (Clock::now() - last_message_ >= options_.idle_timeout) {
+  if (joined_ && Clock::now() - last_message_ >= options_.idle_timeout) {
     spdlog::info("{}: cycle ends (idle_timeout without a message)", who_);
     return SourceEvent{SourceEvent::Kind::kEnd, {}};
   }
@@ -317,6 +320,34 @@ void KafkaSource::OnRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
   }
 }
 
+std::string KafkaSource::PartScope(const Partition& partition) {
+  return ":" + partition.first + ":" + std::to_string(partition.second);
+}
+
+SourceCapabilities KafkaSource::Capabilities() const {
+  SourceCapabilities c;
+  // A partition's messages are fixed by their offsets: its token's offset replays nothing.
+  c.deterministic_replay = true;
+  c.tokens_per_part = true;
+  return c;
+}
+
+void KafkaSource::UseCommittedTokens(CommittedTokenReader read) { read_tokens_ = std::move(read); }
+
+Result<std::optional<int64_t>> KafkaSource::TokenOffset(const Partition& partition) const {
+  ASSIGN_OR_RETURN(std::optional<std::string> token, read_tokens_(PartScope(partition)));
+  if (!token) return std::optional<int64_t>();
+  ASSIGN_OR_RETURN(CommitToken parsed, ParseCommitToken(*token));
+  if (!parsed.bookmark) return std::optional<int64_t>();
+  ASSIGN_OR_RETURN(Offsets offsets, OffsetsOf(*parsed.bookmark));
+  auto it = offsets.find(partition);
+  if (it == offsets.end()) {
+    return DataLoss(who_ + ": the commit token of " + PartScope(partition) +
+                    " names no offset of it: " + *token);
+  }
+  return std::optional<int64_t>(it->second);
+}
+
 void KafkaSource::OnAssign(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* partitions) {
   // The group's committed offsets first; the persisted bookmark where the group has none.
   const rd_kafka_resp_err_t err =
@@ -334,10 +365,27 @@ void KafkaSource::OnAssign(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
       auto it = start_.find(key);
       if (it != start_.end()) p.offset = it->second;
     }
+    if (read_tokens_) {
+      // The destination's token is the truth: it commits with the rows, the group's offset
+      // only after them.
+      Result<std::optional<int64_t>> token = TokenOffset(key);
+      if (!token.ok()) {
+        failed_ = token.status();
+      } else if (*token && **token > p.offset) {
+        spdlog::info(
+            "{}: {}[{}] resumes at offset {}, after the last page the destination "
+            "committed",
+            who_, p.topic, p.partition, **token);
+        p.offset = **token;
+      }
+    }
     assigned_[key] = p.offset;
   }
   spdlog::info("{}: assigned {}", who_, Describe(partitions));
-  last_message_ = Clock::now();  // idle_timeout counts from here: nothing came before
+  // idle_timeout counts from here: nothing could come before (a member given no partition is
+  // assigned none, and ends too).
+  joined_ = true;
+  last_message_ = Clock::now();
   rd_kafka_assign(consumer, partitions);
 }
 
@@ -372,6 +420,7 @@ void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
     assigned_.erase(p);
     emitted_.erase(p);
   }
+  carried_.reset();
   {
     MutexLock lock(mu_);
     for (const Partition& p : revoked) durable_.erase(p);

@@ -20,8 +20,11 @@
 // auto_offset_reset.
 //
 // Delivery: at-least-once (a crash replays what was read after the last commit); with a sink
-// that writes by key (write_mode upsert), effectively-once. Its bookmark is not a position a
-// rerun replays from (the group's offsets are), so it does not claim deterministic replay.
+// that writes by key (write_mode upsert), effectively-once; under the atomic watermark, exactly
+// once per partition: a page holds one partition, its token goes under the scope part
+// ":<topic>:<partition>" (tokens_per_part), and an assigned partition starts after its token's
+// offset when that is past the group's (the token commits with the rows, the group's offset
+// after them).
 //
 // The rebalance protocol is the eager one (every partition revoked, then assigned again): a
 // cooperative assignor in extra_client_config is refused, since it would keep partitions
@@ -72,6 +75,12 @@ struct KafkaSourceOptions {
 class KafkaSource : public Source {
  public:
   explicit KafkaSource(KafkaSourceOptions options);
+  // Its pages hold one partition each (Page::token_scope ":<topic>:<partition>").
+  SourceCapabilities Capabilities() const override;
+  // Under the atomic watermark: a partition assigned starts after its commit token's offset
+  // when that is past the group's.
+  void UseCommittedTokens(CommittedTokenReader read) override;
+
   // Leaves the group (committing what is durable), so that its partitions move at once.
   ~KafkaSource() override;
   KafkaSource(const KafkaSource&) = delete;
@@ -100,7 +109,15 @@ class KafkaSource : public Source {
   using Partition = std::pair<std::string, int32_t>;  // topic, partition
   using Offsets = std::map<Partition, int64_t>;       // next offset to read
 
+  struct MessageDeleter {
+    void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
+  };
+  using Message = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
+
   static Bookmark BookmarkOf(const Offsets& offsets);
+  static std::string PartScope(const Partition& partition);
+  // The offset the sink's commit token of `partition` holds; nullopt without a token.
+  Result<std::optional<int64_t>> TokenOffset(const Partition& partition) const;
   static Result<Offsets> OffsetsOf(const Bookmark& bookmark);
   // Commits the durable offsets of assigned partitions if they moved since the last commit.
   void CommitDurable(bool wait);
@@ -114,11 +131,14 @@ class KafkaSource : public Source {
   Offsets start_;  // from Open's bookmark
   // The partitions assigned, with the offset each was assigned at (-1: auto_offset_reset's).
   std::map<Partition, int64_t> assigned_;
-  Offsets emitted_;         // the bookmark of the last page handed out
-  bool revoked_ = false;    // a revoke happened during the current poll
-  bool closing_ = false;    // the destructor leaves the group: do not wait
-  Status failed_;           // a message that did not decode, after the page before it
-  std::string last_error_;  // the last error librdkafka reported
+  Offsets emitted_;  // the bookmark of the last page handed out
+  Message carried_;  // read, but of another partition than the page's: the next page's first
+  CommittedTokenReader read_tokens_;  // set under the atomic watermark
+  bool joined_ = false;               // an assignment came: idle_timeout counts
+  bool revoked_ = false;              // a revoke happened during the current poll
+  bool closing_ = false;              // the destructor leaves the group: do not wait
+  Status failed_;                     // a message that did not decode, after the page before it
+  std::string last_error_;            // the last error librdkafka reported
   std::chrono::steady_clock::time_point last_message_;
 
   // Everything above is the source thread's (librdkafka's callbacks run inside its polls);
