@@ -765,8 +765,9 @@ YAML
     # Decoding alone bounds any apply of this change stream: the drain client reading it. One
     # measurement serves every destination (recorded for each).
     drain apply-postgres tmpl_mix pub_mix "$ROWS" "$i"
-    tail -n 1 "$RESULTS" | sed 's/^apply-postgres/apply-sqlite/' >>"$RESULTS"
-    tail -n 1 "$RESULTS" | sed 's/^apply-sqlite/apply-mysql/' >>"$RESULTS"
+    local drained
+    drained=$(tail -n 1 "$RESULTS")
+    for dest in "${APPLY_DESTS[@]:1}"; do echo "${drained/#apply-postgres/apply-$dest}" >>"$RESULTS"; done
     for dest in "${APPLY_DESTS[@]}"; do apply_case "$dest"; done
   done
 }
