@@ -685,9 +685,24 @@ $2" >"$WORK/apply.yaml"
     until [[ $(mysqlv -e "SELECT count(*) FROM mix WHERE id = -1" 2>/dev/null) == 1 ]]; do sleep 0.01; done
   }
 
+  # timed_apply SCENARIO DEST YAML: `$bin run YAML` timed from its start to the sentinel row's
+  # arrival in DEST (watched meanwhile), DEST checked against the source, recorded as $label.
+  timed_apply() {
+    local watcher s
+    ("watch_$2" && now >"$WORK/seen") &
+    watcher=$!
+    sleep 0.3
+    s=$(now)
+    /usr/bin/time -v -o "$WORK/time" "$bin" run "$3" 2>"$WORK/faucet.log" ||
+      { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
+    wait "$watcher"
+    "check_$2" || { log "$1: the $2 destination differs from the source ($label)"; exit 1; }
+    record "$1" "$label" "$i" "$ROWS" "$(sub "$(cat "$WORK/seen")" "$s")" "$WORK/time"
+  }
+
   # apply_case DEST: the replay (applying alone), then each build's faucet run, checked.
   apply_case() {
-    local dest=$1 sink scenario=apply-$1 watcher
+    local dest=$1 sink scenario=apply-$1
     eval "sink=\$sink_$dest"
     "empty_$dest"
     sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
@@ -703,15 +718,7 @@ $2" >"$WORK/apply.yaml"
       "empty_$dest"
       sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
       apply_yaml "apply_$dest" "$sink"
-      ("watch_$dest" && now >"$WORK/seen") &
-      watcher=$!
-      sleep 0.3
-      s=$(now)
-      /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/apply.yaml" 2>"$WORK/faucet.log" ||
-        { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
-      wait "$watcher"
-      "check_$dest" || { log "the $dest destination differs from the source ($label)"; exit 1; }
-      record "$scenario" "$label" "$i" "$ROWS" "$(sub "$(cat "$WORK/seen")" "$s")" "$WORK/time"
+      timed_apply "$scenario" "$dest" "$WORK/apply.yaml"
       sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
       if [[ $dest == postgres && -n $KAFKA_APPLY ]]; then
         # Its limit: this postgres -> postgres run, the same changes applied the same way.
@@ -750,15 +757,7 @@ pipeline:
     type: file
     config: { path: $WORK/state-kafka-apply }
 YAML
-    ("watch_postgres" && now >"$WORK/seen") &
-    watcher=$!
-    sleep 0.3
-    s=$(now)
-    /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/kafka-apply.yaml" 2>"$WORK/faucet.log" ||
-      { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
-    wait "$watcher"
-    check_postgres || { log "kafka-apply: the destination differs from the source ($label)"; exit 1; }
-    record kafka-apply "$label" "$i" "$ROWS" "$(sub "$(cat "$WORK/seen")" "$s")" "$WORK/time"
+    timed_apply kafka-apply postgres "$WORK/kafka-apply.yaml"
   }
 
   for ((i = 1; i <= RUNS; i++)); do

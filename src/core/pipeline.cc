@@ -397,6 +397,8 @@ Result<PipelineStats> Pipeline::Run() {
   sink_failed = !sink_error.ok();
   queue.Close();
   producer.join();
+  // The reader refers to this pipeline, which the source may outlive.
+  if (options_.delivery == Delivery::kAtomicWatermark) source_.UseCommittedTokens({});
 
   // A failed sink persists nothing more; it is not flushed either, as its state is unknown.
   if (!sink_error.ok()) {

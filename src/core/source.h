@@ -131,7 +131,8 @@ class Source {
 
   // Under the atomic watermark, for a source with tokens_per_part, before Open: how to read the
   // sink's committed token of a part. Callable from the source thread (inside Next) only; it
-  // waits while the sink thread writes a page.
+  // waits while the sink thread writes a page. Called again with an empty reader when the run
+  // ends (the reader refers to the pipeline, which the source may outlive).
   virtual void UseCommittedTokens(CommittedTokenReader read) { (void)read; }
 
   // Called on the source thread, about once a second, while the pipeline waits for the sink

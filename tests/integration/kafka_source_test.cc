@@ -57,6 +57,19 @@ class KafkaSourceTest : public ::testing::Test {
            "', write_mode: upsert, key: [id]}}";
   }
 
+  // A postgres-cdc -> kafka config streaming `table` to `topic` (made with `partitions`
+  // unless 0), run once so that its slot exists: each later run sends what was written since.
+  std::string Capture(const postgres::testing::CdcTable& table, const std::string& topic,
+                      int partitions, const std::string& extra = "") {
+    if (partitions > 0) kafka::testing::CreateTopic(brokers_, topic, partitions);
+    const std::string config = Config("produce", table.SourceYaml(),
+                                      "{type: kafka, config: {brokers: '" + brokers_ +
+                                          "', topic: {name: '" + topic + "'}" + extra + "}}");
+    testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "run", config});
+    EXPECT_EQ(first.exit_code, 0) << first.output;
+    return config;
+  }
+
   postgres::testing::TestDb db_;
   const std::string brokers_ = testing::RequireEnv("FAUCET_TEST_KAFKA_BROKERS");
   const std::string prefix_ = testing::UniqueName("kafkasrc");
@@ -73,13 +86,7 @@ TEST_F(KafkaSourceTest, ThreeMembersOfAGroupApplyEveryChangeThoughOneIsKilled) {
   const std::string dst = prefix_ + "_dst";
   db_.Exec("CREATE TABLE " + dst + " (id int8 PRIMARY KEY, v text, n numeric)");
   const std::string topic = prefix_ + ".topic";
-  kafka::testing::CreateTopic(brokers_, topic, 6);
-
-  const std::string produce = Config(
-      "produce", table.SourceYaml(),
-      "{type: kafka, config: {brokers: '" + brokers_ + "', topic: {name: '" + topic + "'}}}");
-  testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "run", produce});
-  ASSERT_EQ(first.exit_code, 0) << first.output;  // the slot exists from here
+  const std::string produce = Capture(table, topic, 6);
 
   // Inserts, updates (the key's v grows) and deletes, with numerics beyond a double.
   std::atomic<bool> stop{false};
@@ -152,11 +159,7 @@ TEST_F(KafkaSourceTest, DebeziumJsonArrivesWithItsTypes) {
   db_.Exec("CREATE TABLE " + dst + " (" + columns + ")");
   const std::string topic = prefix_ + ".dbz";
   const std::string produce =
-      Config("produce", table.SourceYaml(),
-             "{type: kafka, config: {brokers: '" + brokers_ + "', topic: {name: '" + topic +
-                 "'}, value_format: {type: debezium_json, server_name: srv}}}");
-  testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "run", produce});
-  ASSERT_EQ(first.exit_code, 0) << first.output;
+      Capture(table, topic, 0, ", value_format: {type: debezium_json, server_name: srv}");
   db_.Exec("INSERT INTO " + prefix_ +
            " SELECT g, g - 100, g % 2 = 0, g * 1.5 + 0.00001, g / 3.0, "
            "'a\"b\\c ' || chr(233) || g, decode(lpad(to_hex(g), 4, '0'), 'hex'), "
@@ -218,12 +221,7 @@ TEST_F(KafkaSourceTest, ExactlyOnceAppliesEachMessageOnceAcrossCrashesAndRebalan
   const std::string dst = prefix_ + "_dst";
   db_.Exec("CREATE TABLE " + dst + " (id int8, v text)");  // appended: a replay would show
   const std::string topic = prefix_ + ".eo";
-  kafka::testing::CreateTopic(brokers_, topic, 4);
-  const std::string produce = Config(
-      "produce", table.SourceYaml(),
-      "{type: kafka, config: {brokers: '" + brokers_ + "', topic: {name: '" + topic + "'}}}");
-  testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "run", produce});
-  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string produce = Capture(table, topic, 4);
   for (int batch = 0; batch < 30; ++batch) {
     db_.Exec("INSERT INTO " + prefix_ + " SELECT g, 'v' || g FROM generate_series(" +
              std::to_string(batch * 100 + 1) + ", " + std::to_string(batch * 100 + 100) + ") g");
@@ -231,11 +229,12 @@ TEST_F(KafkaSourceTest, ExactlyOnceAppliesEachMessageOnceAcrossCrashesAndRebalan
   testing::ProcessResult produced = testing::RunProcess({FAUCET_BINARY, "run", produce});
   ASSERT_EQ(produced.exit_code, 0) << produced.output;
 
-  auto member = [&](const std::string& name) {
-    return Config(name, KafkaSource(topic, ", idle_timeout: 4, batch_size: 50"),
-                  "{type: postgres, config: {connection_url: '" + db_.url() + "', table_name: '" +
-                      dst + "', column_mapping: auto_map}}",
-                  "delivery: exactly_once\n");
+  auto member = [&](const std::string& name, int idle = 4) {
+    return Config(
+        name, KafkaSource(topic, ", idle_timeout: " + std::to_string(idle) + ", batch_size: 50"),
+        "{type: postgres, config: {connection_url: '" + db_.url() + "', table_name: '" + dst +
+            "', column_mapping: auto_map}}",
+        "delivery: exactly_once\n");
   };
   auto applied = [&] {
     return db_.Scalar("SELECT count(*) || '/' || count(DISTINCT id) FROM " + dst).value_or("");
@@ -251,8 +250,9 @@ TEST_F(KafkaSourceTest, ExactlyOnceAppliesEachMessageOnceAcrossCrashesAndRebalan
     ASSERT_EQ(now.substr(0, now.find('/')), now.substr(now.find('/') + 1)) << point;
   }
   // Two members at once, one SIGKILLed mid-run: its partitions go to the other.
-  std::unique_ptr<testing::Process> a = Start(member("a"));
-  std::unique_ptr<testing::Process> b = Start(member("b"));
+  // `a` waits longer than the group takes to notice b's death (session_timeout 6 s).
+  std::unique_ptr<testing::Process> a = Start(member("a", 15));
+  std::unique_ptr<testing::Process> b = Start(member("b", 15));
   const int64_t before = std::stoll(applied());
   ASSERT_TRUE(testing::WaitFor([&] { return std::stoll(applied()) > before + 100; }, 60s,
                                "rows applied", 50ms))
@@ -262,6 +262,7 @@ TEST_F(KafkaSourceTest, ExactlyOnceAppliesEachMessageOnceAcrossCrashesAndRebalan
   b->Wait();
   testing::ProcessResult rest = a->Wait();
   EXPECT_EQ(rest.exit_code, 0) << rest.output;
+  EXPECT_EQ(applied(), "3000/3000") << "a took b's partitions over\n" << rest.output;
   testing::ProcessResult last = testing::RunProcess({FAUCET_BINARY, "run", member("last")});
   EXPECT_EQ(last.exit_code, 0) << last.output;
   EXPECT_EQ(applied(), "3000/3000");
@@ -303,10 +304,16 @@ TEST_F(KafkaSourceTest, OffsetsAreCommittedOnlyForDurablePages) {
   EXPECT_EQ(db_.Scalar("SELECT count(*) || ':' || max(id) FROM " + dst), "40:40");
 
   db_.Exec("ALTER TABLE " + dst + " DROP CONSTRAINT " + dst + "_v_check");
-  testing::ProcessResult resumed = testing::RunProcess({FAUCET_BINARY, "run", config});
+  // Another member (a state of its own): only the group's committed offset says where to start.
+  testing::ProcessResult resumed =
+      testing::RunProcess({FAUCET_BINARY, "run",
+                           Config("rule2", KafkaSource(topic, ", idle_timeout: 3, batch_size: 10"),
+                                  PostgresSink(dst))});
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_EQ(db_.Scalar("SELECT count(*) || ':' || min(id) || ':' || max(id) FROM " + dst),
             "60:1:60");
+  // It started at the committed offset, not before: rows 1-40 were not applied again.
+  EXPECT_NE(resumed.output.find("20 changes"), std::string::npos) << resumed.output;
 }
 
 }  // namespace

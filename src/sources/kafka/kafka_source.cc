@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 #include "core/pipeline.h"
@@ -13,8 +14,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The exit status of a member that stops at once because it lost partitions it still had
+// pages of (exactly_once): EX_TEMPFAIL, a rerun resumes.
+constexpr int kLostPartitionsExitCode = 75;
+
 // How long Open waits for a broker to answer.
 constexpr std::chrono::milliseconds kBrokerTimeout{10'000};
+// How long a member without partitions may wait for the group's assignment before idle_timeout
+// can end the run (a group forms in a few seconds; a rebalance waits for every member).
+constexpr std::chrono::milliseconds kJoinAllowance{20'000};
 
 void RebalanceCallback(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
                        rd_kafka_topic_partition_list_t* partitions, void* opaque) {
@@ -80,7 +88,7 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromConfig(const config::Block& c
   ASSIGN_OR_RETURN(o.batch_size, cfg.Int("batch_size", o.batch_size, 1, 1'000'000));
   ASSIGN_OR_RETURN(int64_t session, cfg.Int("session_timeout", 45'000, 1'000, kMaxMs));
   o.session_timeout = std::chrono::milliseconds(session);
-  ASSIGN_OR_RETURN(int64_t revoke, cfg.Int("revoke_timeout", 60'000, 0, kMaxMs));
+  ASSIGN_OR_RETURN(int64_t revoke, cfg.Int("revoke_timeout", 60'000, 1'000, kMaxMs));
   o.revoke_timeout = std::chrono::milliseconds(revoke);
   ASSIGN_OR_RETURN(std::string on_error, cfg.Enum("on_decode_error", "fail", {"fail", "skip"}));
   o.skip_undecodable = on_error == "skip";
@@ -91,11 +99,14 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromConfig(const config::Block& c
                      "partition.assignment.strategy: a cooperative assignor is not supported: "
                      "the kafka source hands its partitions over with the eager protocol");
   }
-  for (const char* owned : {"enable.auto.commit", "enable.auto.offset.store", "group.id"}) {
+  for (const char* owned : {"enable.auto.commit", "enable.auto.offset.store", "group.id",
+                            "group.protocol", "group.instance.id", "isolation.level"}) {
     if (o.connection.extra.count(owned) > 0) {
-      return cfg.Error("extra_client_config", std::string(owned) +
-                                                  ": set by the kafka source itself (offsets "
-                                                  "are committed only once durable)");
+      return cfg.Error("extra_client_config",
+                       std::string(owned) +
+                           ": set by the kafka source itself (its offsets are committed only "
+                           "once durable, its partitions handed over by the eager protocol, "
+                           "and it reads only committed messages)");
     }
   }
   return o;
@@ -181,6 +192,7 @@ Status KafkaSource::Open(const std::optional<Bookmark>& start) {
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Unavailable(who_ + ": cannot subscribe: " + rd_kafka_err2str(err));
   }
+  last_message_ = Clock::now();
   return Status::Ok();
 }
 
@@ -267,7 +279,15 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
     emitted_ = std::move(read);
     return SourceEvent{SourceEvent::Kind::kPage, std::move(page)};
   }
-  if (joined_ && Clock::now() - last_message_ >= options_.idle_timeout) {
+  // Without an assignment, the group is still forming: it gets at least kJoinAllowance.
+  const auto idle =
+      joined_ ? options_.idle_timeout
+              : std::max<std::chrono::milliseconds>(options_.idle_timeout, kJoinAllowance);
+  if (Clock::now() - last_message_ >= idle) {
+    if (!joined_) {
+      spdlog::warn("{}: no partition was assigned within {} s: do the topics exist?", who_,
+                   idle.count() / 1000);
+    }
     spdlog::info("{}: cycle ends (idle_timeout without a message)", who_);
     return SourceEvent{SourceEvent::Kind::kEnd, {}};
   }
@@ -361,11 +381,12 @@ void KafkaSource::OnAssign(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
   for (int i = 0; i < partitions->cnt; ++i) {
     rd_kafka_topic_partition_t& p = partitions->elems[i];
     const Partition key{p.topic, p.partition};
-    if (p.offset < 0) {
+    // Unread (an error): left to librdkafka, which reads the group's offset itself.
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR && p.err == RD_KAFKA_RESP_ERR_NO_ERROR && p.offset < 0) {
       auto it = start_.find(key);
       if (it != start_.end()) p.offset = it->second;
     }
-    if (read_tokens_) {
+    if (read_tokens_ && !closing_) {
       // The destination's token is the truth: it commits with the rows, the group's offset
       // only after them.
       Result<std::optional<int64_t>> token = TokenOffset(key);
@@ -386,7 +407,11 @@ void KafkaSource::OnAssign(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
   // assigned none, and ends too).
   joined_ = true;
   last_message_ = Clock::now();
-  rd_kafka_assign(consumer, partitions);
+  if (const rd_kafka_resp_err_t assigned = rd_kafka_assign(consumer, partitions);
+      assigned != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    failed_ =
+        Unavailable(who_ + ": cannot take the partitions assigned: " + rd_kafka_err2str(assigned));
+  }
 }
 
 void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* partitions) {
@@ -397,10 +422,11 @@ void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
   }
   // Every page handed out for these partitions becomes durable before they are released.
   const Clock::time_point deadline = Clock::now() + options_.revoke_timeout;
+  const bool lost = rd_kafka_assignment_lost(consumer) != 0;  // already someone else's
   bool durable = true;
   {
     MutexLock lock(mu_);
-    while (!closing_) {
+    while (!closing_ && !lost) {
       durable = std::all_of(emitted_.begin(), emitted_.end(), [&](const auto& e) {
         if (revoked.count(e.first) == 0) return true;
         auto it = durable_.find(e.first);
@@ -408,6 +434,19 @@ void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
       });
       if (durable || !durable_changed_.WaitUntil(mu_, deadline)) break;
     }
+  }
+  if ((!durable || lost) && read_tokens_ && !emitted_.empty()) {
+    // Exactly-once: a page of these partitions written after their next owner read its token
+    // would be written twice. Stop at once, as a crash would: the queued pages die with the
+    // process, and the next run resumes from the committed tokens.
+    spdlog::critical(
+        "{}: {} before the pages read from {} were durable: stopping at once so that none is "
+        "written after another member takes them (exactly_once; the next run resumes from the "
+        "destination's commit tokens)",
+        who_, lost ? "the group took the partitions" : "revoke_timeout passed",
+        Describe(partitions));
+    spdlog::default_logger()->flush();
+    std::_Exit(kLostPartitionsExitCode);
   }
   if (!durable) {
     spdlog::warn(
@@ -427,6 +466,8 @@ void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
   }
   spdlog::info("{}: released {}", who_, Describe(partitions));
   rd_kafka_assign(consumer, nullptr);
+  joined_ = false;  // until the next assignment, the wait is the group's, not idleness
+  last_message_ = Clock::now();
 }
 
 Result<std::unique_ptr<Source>> MakeKafkaSource(const config::Block& cfg) {

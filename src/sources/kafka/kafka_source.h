@@ -2,8 +2,9 @@
 // faucet's kafka sink, or by Debezium) become Changes again, so that several `faucet run`
 // processes with one `group_id` share a topic's partitions and apply them to one destination.
 //
-// Pages: up to batch_size messages as they arrive, from any of the partitions this member is
-// assigned; every message is its own transaction, so every page carries a bookmark:
+// Pages: up to batch_size changes as they arrive, from one of the partitions this member is
+// assigned (the next page takes the next partition's); every message is its own transaction,
+// so every page carries a bookmark:
 //   {"offsets": {"<topic>": {"<partition>": <next offset to read>, ...}, ...}}
 // for each partition this member has read since it was assigned it.
 //
@@ -13,7 +14,10 @@
 // every page it handed out is durable (at most `revoke_timeout`), commits those offsets, and
 // drops the messages it read but had not handed out: the partition's next owner starts at the
 // committed offset, so a partition moving between processes loses nothing (and, when the wait
-// timed out, replays the pages that were not durable: at-least-once).
+// timed out, replays the pages that were not durable: at-least-once). Under exactly_once a
+// member whose wait timed out, or whose partitions the group took without a revoke (it was
+// silent too long), stops the process at once (exit status 75) instead: a queued page written
+// after the next owner read its token would be written twice.
 //
 // Where an assigned partition starts: the group's committed offset; else the offset of the
 // bookmark Open was given (what this pipeline persisted, hence durable); else
@@ -129,7 +133,8 @@ class KafkaSource : public Source {
   kafka::MessageDecoder decoder_;
   kafka::Client consumer_;
   Offsets start_;  // from Open's bookmark
-  // The partitions assigned, with the offset each was assigned at (-1: auto_offset_reset's).
+  // The partitions assigned, with the offset each was assigned at (negative: librdkafka's to
+  // resolve, the group's or auto_offset_reset's).
   std::map<Partition, int64_t> assigned_;
   Offsets emitted_;  // the bookmark of the last page handed out
   Message carried_;  // read, but of another partition than the page's: the next page's first
