@@ -38,7 +38,7 @@ class KafkaSourceTest : public ::testing::Test {
   // A config running `source` into `sink` (YAML flow mappings) with its own state directory.
   std::string Config(const std::string& name, const std::string& source, const std::string& sink,
                      const std::string& extra = "") {
-    const std::string path = dir_ + "/" + name + ".yaml";
+    std::string path = dir_ + "/" + name + ".yaml";
     std::ofstream(path) << "version: 1\nname: " << prefix_ << "\n"
                         << extra << "pipeline:\n  source: " << source << "\n  sink: " << sink
                         << "\n  state: {type: file, config: {path: '" << dir_ << "/" << name
@@ -62,9 +62,9 @@ class KafkaSourceTest : public ::testing::Test {
   std::string Capture(const postgres::testing::CdcTable& table, const std::string& topic,
                       int partitions, const std::string& extra = "") {
     if (partitions > 0) kafka::testing::CreateTopic(brokers_, topic, partitions);
-    const std::string config = Config("produce", table.SourceYaml(),
-                                      "{type: kafka, config: {brokers: '" + brokers_ +
-                                          "', topic: {name: '" + topic + "'}" + extra + "}}");
+    std::string config = Config("produce", table.SourceYaml(),
+                                "{type: kafka, config: {brokers: '" + brokers_ +
+                                    "', topic: {name: '" + topic + "'}" + extra + "}}");
     testing::ProcessResult first = testing::RunProcess({FAUCET_BINARY, "run", config});
     EXPECT_EQ(first.exit_code, 0) << first.output;
     return config;
