@@ -427,11 +427,12 @@ void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
   {
     MutexLock lock(mu_);
     while (!closing_ && !lost) {
-      durable = std::all_of(emitted_.begin(), emitted_.end(), [&](const auto& e) {
-        if (revoked.count(e.first) == 0) return true;
-        auto it = durable_.find(e.first);
-        return it != durable_.end() && it->second >= e.second;
-      });
+      durable = true;
+      for (const auto& [partition, offset] : emitted_) {
+        if (revoked.count(partition) == 0) continue;
+        auto it = durable_.find(partition);
+        durable = durable && it != durable_.end() && it->second >= offset;
+      }
       if (durable || !durable_changed_.WaitUntil(mu_, deadline)) break;
     }
   }
