@@ -684,6 +684,13 @@ void WriteOptionalRow(RenderState& st, const RelationText& text, const Relation&
 
 }  // namespace
 
+void AppendJsonString(std::string_view s, std::string& out) {
+  thread_local Buffer b;
+  b.Clear();
+  WriteString(b, s);
+  out.append(b.data(), b.size());
+}
+
 std::optional<bool> ParseBoolText(std::string_view text) {
   if (text == "t" || text == "true" || text == "1") return true;
   if (text == "f" || text == "false" || text == "0") return false;

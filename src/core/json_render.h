@@ -69,6 +69,10 @@ void AppendDebeziumJson(const Change& change, const std::string& server, std::st
 void AppendDebeziumKeyJson(const RelationPtr& key, const Row& row, const std::string& server,
                            std::string& out);
 
+// Appends `s` as a JSON string literal, quotes included, escaped as every renderer here escapes
+// (RapidJSON's Writer's escapes: '"', '\\' and control characters; UTF-8 as it is).
+void AppendJsonString(std::string_view s, std::string& out);
+
 // The boolean a source's text form spells ("t"/"f", "true"/"false", "1"/"0"), if any.
 std::optional<bool> ParseBoolText(std::string_view text);
 

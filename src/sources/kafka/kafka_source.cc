@@ -201,30 +201,29 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
   CommitDurable(false);
   const Clock::time_point deadline = Clock::now() + wait;
   Page page;
-  Offsets read = emitted_;
-  bool advanced = false;  // a message was read: `read` moved past `emitted_`
-  // The offset of the partition of the last message read (most come in runs of one partition).
-  Offsets::iterator slot;
-  const rd_kafka_topic_t* slot_topic = nullptr;
-  int32_t slot_partition = -1;
-  while (static_cast<int64_t>(page.changes.size()) < options_.batch_size) {
+  // A page holds the messages of one partition: the first's. `read` counts them (tombstones and
+  // skipped ones too, so that batch_size bounds the wait for a page), `next` is the offset
+  // after the last.
+  const rd_kafka_topic_t* topic_handle = nullptr;
+  int32_t partition = -1;
+  int64_t read = 0;
+  int64_t next = 0;
+  while (read < options_.batch_size) {
     // Waits for the first message only; then takes what has already arrived.
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    const int timeout = advanced ? 0 : static_cast<int>(std::max<int64_t>(0, left.count()));
+    const int timeout = read > 0 ? 0 : static_cast<int>(std::max<int64_t>(0, left.count()));
     Message m = carried_ != nullptr ? std::move(carried_)
                                     : Message(rd_kafka_consumer_poll(consumer_.get(), timeout));
     if (revoked_) {
       // Its partitions went back to the group: what was read of them goes back unsent.
       revoked_ = false;
       page.changes.clear();
-      read = emitted_;
-      advanced = false;
-      slot_topic = nullptr;
+      read = 0;
     }
     if (!failed_.ok()) return failed_;  // an assignment without its commit tokens
     if (m == nullptr) {
-      if (advanced || Clock::now() >= deadline) break;
+      if (read > 0 || Clock::now() >= deadline) break;
       continue;
     }
     const std::string_view topic = m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "";
@@ -239,8 +238,11 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
                    rd_kafka_message_errstr(m.get()));
       continue;
     }
-    if (advanced && (m->rkt != slot_topic || m->partition != slot_partition)) {
-      carried_ = std::move(m);  // a page holds one partition: its token is the partition's
+    if (read == 0) {
+      topic_handle = m->rkt;
+      partition = m->partition;
+    } else if (m->rkt != topic_handle || m->partition != partition) {
+      carried_ = std::move(m);  // the next page's: a page's token is its partition's
       break;
     }
     std::optional<std::string_view> key, value;
@@ -255,7 +257,7 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
       if (!options_.skip_undecodable) {
         // The messages before it are handed out first, so that they are committed.
         failed_ = InvalidArgument(who_ + ": " + where + ": " + change.status().message());
-        if (!advanced) return failed_;
+        if (read == 0) return failed_;
         break;
       }
       spdlog::warn("{}: {}: skipped (on_decode_error: skip): {}", who_, where,
@@ -263,20 +265,16 @@ Result<SourceEvent> KafkaSource::Next(std::chrono::milliseconds wait) {
     } else if (change->has_value()) {
       page.changes.push_back(std::move(**change));
     }
-    if (m->rkt != slot_topic || m->partition != slot_partition) {
-      slot = read.try_emplace({std::string(topic), m->partition}, 0).first;
-      slot_topic = m->rkt;
-      slot_partition = m->partition;
-    }
-    slot->second = m->offset + 1;
-    advanced = true;
+    next = m->offset + 1;
+    ++read;
   }
-  if (advanced) {
+  if (read > 0) {
     // Even a page of tombstones and skipped messages moves the offsets forward.
     last_message_ = Clock::now();
-    page.bookmark = BookmarkOf(read);
-    page.token_scope = PartScope(slot->first);
-    emitted_ = std::move(read);
+    const Partition part{rd_kafka_topic_name(topic_handle), partition};
+    emitted_[part] = next;
+    page.bookmark = BookmarkOf(emitted_);
+    page.token_scope = PartScope(part);
     return SourceEvent{SourceEvent::Kind::kPage, std::move(page)};
   }
   // Without an assignment, the group is still forming: it gets at least kJoinAllowance.
@@ -426,17 +424,17 @@ void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
   bool durable = true;
   {
     MutexLock lock(mu_);
-    while (!closing_ && !lost) {
+    while (true) {
       durable = true;
-      for (const auto& [partition, offset] : emitted_) {
-        if (revoked.count(partition) == 0) continue;
-        auto it = durable_.find(partition);
+      for (const auto& [part, offset] : emitted_) {
+        if (revoked.count(part) == 0) continue;
+        auto it = durable_.find(part);
         durable = durable && it != durable_.end() && it->second >= offset;
       }
-      if (durable || !durable_changed_.WaitUntil(mu_, deadline)) break;
+      if (durable || closing_ || lost || !durable_changed_.WaitUntil(mu_, deadline)) break;
     }
   }
-  if ((!durable || lost) && read_tokens_ && !emitted_.empty()) {
+  if (!durable && read_tokens_ && !closing_) {
     // Exactly-once: a page of these partitions written after their next owner read its token
     // would be written twice. Stop at once, as a crash would: the queued pages die with the
     // process, and the next run resumes from the committed tokens.
@@ -449,11 +447,10 @@ void KafkaSource::OnRevoke(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t
     spdlog::default_logger()->flush();
     std::_Exit(kLostPartitionsExitCode);
   }
-  if (!durable) {
-    spdlog::warn(
-        "{}: revoke_timeout passed before the pages of {} were durable: their next "
-        "owner reads them again",
-        who_, Describe(partitions));
+  if (!durable && !closing_) {
+    spdlog::warn("{}: {} before the pages of {} were durable: their next owner reads them again",
+                 who_, lost ? "the group took the partitions" : "revoke_timeout passed",
+                 Describe(partitions));
   }
   CommitDurable(true);
   for (const Partition& p : revoked) {

@@ -2,7 +2,7 @@
 // faucet's kafka sink, or by Debezium) become Changes again, so that several `faucet run`
 // processes with one `group_id` share a topic's partitions and apply them to one destination.
 //
-// Pages: up to batch_size changes as they arrive, from one of the partitions this member is
+// Pages: up to batch_size messages as they arrive, from one of the partitions this member is
 // assigned (the next page takes the next partition's); every message is its own transaction,
 // so every page carries a bookmark:
 //   {"offsets": {"<topic>": {"<partition>": <next offset to read>, ...}, ...}}

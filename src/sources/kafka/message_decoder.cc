@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_render.h"
 #include "core/lsn.h"
 #include "core/text.h"
 
@@ -195,37 +196,6 @@ uint32_t Json::Find(uint32_t object, std::string_view name) const {
   return kAbsent;
 }
 
-// A JSON string literal of `s`, escaped as RapidJSON's Writer escapes it: '"', '\\' and
-// control characters; other bytes (UTF-8) as they are.
-void AppendQuoted(std::string_view s, std::string& out) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  out += '"';
-  for (const char c : s) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte >= 0x20) {
-      out += c;
-    } else if (c == '\b') {
-      out += "\\b";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\f') {
-      out += "\\f";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else {
-      out += "\\u00";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xF];
-    }
-  }
-  out += '"';
-}
-
 void Json::AppendCompact(uint32_t index, std::string& out) const {
   const Node& node = (*this)[index];
   switch (node.kind) {
@@ -242,13 +212,13 @@ void Json::AppendCompact(uint32_t index, std::string& out) const {
       out += node.text;
       return;
     case Node::Kind::kString:
-      AppendQuoted(node.text, out);
+      AppendJsonString(node.text, out);
       return;
     case Node::Kind::kObject:
       out += '{';
       for (const uint32_t key : Members(index)) {
         if (key != index + 1) out += ',';
-        AppendQuoted(nodes_[key].text, out);
+        AppendJsonString(nodes_[key].text, out);
         out += ':';
         AppendCompact(key + 1, out);
       }
