@@ -71,7 +71,13 @@ class Sink {
   // or at Flush, discarding every page since the last Flush; a row the target refuses then fails
   // the load with BulkLoadRefusal, without being isolated (the caller redoes the load without this
   // call to name the row). Sinks may ignore it.
-  virtual void BeginBulkLoad() {}
+  //
+  // `atomic_scope` is set when the pipeline that follows the load runs under the atomic watermark
+  // (a mirror's snapshot under `delivery: exactly_once`): a sink whose Writes would otherwise be
+  // visible one by one (kafka) then makes the whole load one transaction of that scope, committed
+  // by the final Flush and never visible when the load is abandoned (Finish(false)) or the
+  // process dies, so a redone load is not seen twice. It is unique among loads that run at once.
+  virtual void BeginBulkLoad(const std::string& atomic_scope) { (void)atomic_scope; }
 
   // Like Write, but a row the target cannot take (missing or null key, a value the column
   // cannot hold) does not fail the page: it is left out, reported in `rejected` with its index

@@ -97,6 +97,8 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   read.exported = exported_.get();
   read.label = name;
   read.stop = &stop_;
+  read.atomic_scope =
+      SnapshotScope(assembly::PipelineDelivery(built_.guarantee), CdcKey(built_.doc.name));
   read.on_estimate = [&](std::optional<int64_t> estimate) {
     if (!status_.snapshot_estimate) status_.snapshot_estimate = estimate;
     progress.emplace("snapshot", status_.snapshot_estimate, isatty(STDERR_FILENO) != 0);

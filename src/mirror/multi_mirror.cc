@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "assembly/registry.h"
 #include "core/crash_point.h"
@@ -309,8 +310,10 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
       StartSnapshot(t, position, now);
       t.snapshot.shard_plan = shards;
       t.snapshot.shards_total = static_cast<int64_t>(shards.size());
-      const YAML::Node& sink_config = read_plan.sink.config.node();  // const: reads only
-      if (t.snapshot.attempts > 1 && sink_config["write_mode"].Scalar() != "overwrite") {
+      // const: reads only (a sink without write modes, kafka or jsonl, has no such key).
+      const YAML::Node mode = read_plan.sink.config.node()["write_mode"];
+      if (t.snapshot.attempts > 1 &&
+          !(mode.IsDefined() && mode.IsScalar() && mode.Scalar() == "overwrite")) {
         t.resync_required =
             "re-snapshotted into a " + plan.sink.type +
             " destination that is not replaced: rows deleted at the source since its earlier "
@@ -487,6 +490,8 @@ void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
   read.label = built_.doc.name + "/" + plan.table +
                (job.shard >= 0 ? " part " + std::to_string(job.shard) : "");
   read.stop = &stop_;
+  read.atomic_scope = SnapshotScope(assembly::PipelineDelivery(built_.guarantee),
+                                    TableKey(built_.doc.name, plan.id), job.shard);
   uint64_t counted = 0;  // of this read, in the table's rows
   read.on_rows = [&](uint64_t rows) {
     {

@@ -24,6 +24,7 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
   options.state_key = "snapshot";
   options.stop = read.stop;
   options.bulk_load = bulk;
+  if (bulk) options.bulk_atomic_scope = read.atomic_scope;
   options.dlq = assembly::DlqOptionsFor(*read.doc, parts.dlq_sink.get());
   options.on_page = [&](const Page&, const PipelineStats& stats) {
     if (read.on_rows) read.on_rows(stats.changes);
@@ -33,6 +34,11 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
 }
 
 }  // namespace
+
+std::string SnapshotScope(Delivery delivery, const std::string& stream_scope, int64_t shard) {
+  if (delivery != Delivery::kAtomicWatermark) return "";
+  return stream_scope + "::snapshot" + (shard >= 0 ? "-" + std::to_string(shard) : "");
+}
 
 Result<PipelineStats> ReadSnapshot(const SnapshotRead& read) {
   // The redo reads outside `exported`: a redo cannot have it any more.

@@ -320,6 +320,7 @@ TEST_F(KafkaSinkTest, AnOpenTransactionOnTheTokenTopicIsWaitedForNotReadPast) {
 
 // The multi-table mirror into Kafka, unchanged, under exactly_once: a topic per table (from
 // mirror.tables.destination), its snapshot rows, then each change once, across a crash in the
+// middle of a table's snapshot (redone: the first attempt's pages must not be seen) and in the
 // middle of the stream.
 TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   postgres::testing::TestDb db;
@@ -330,6 +331,7 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
     db.Exec("CREATE TABLE " + schema + "." + t + " (id int PRIMARY KEY, v text)");
   }
   db.Exec("INSERT INTO " + schema + ".a SELECT g, 'a' || g FROM generate_series(1, 100) g");
+  db.Exec("INSERT INTO " + schema + ".a SELECT g, 'a' || g FROM generate_series(5001, 39900) g");
   db.Exec("INSERT INTO " + schema + ".b SELECT g, 'b' || g FROM generate_series(1, 50) g");
   db.Exec("CREATE PUBLICATION " + schema + "_pub FOR TABLES IN SCHEMA " + schema);
   const std::string dir = testing::TempDir("kafka");
@@ -345,9 +347,18 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
                         << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
                         << "mirror:\n  mode: snapshot_then_cdc\n  continuous: false\n"
                         << "  snapshot: {source: {type: postgres, config: {connection_url: '"
-                        << db.url() << "', query: 'SELECT 1'}}}\n"
+                        << db.url() << "', query: 'SELECT 1', batch_size: 500}}}\n"
                         << "  tables: {include: ['" << schema << ".*'], destination: "
                         << "{topic: {name: '" << prefix_ << ".{table}'}}}\n";
+  // Killed once 50 pages of the snapshots are written (most of them sent to the broker, as the
+  // topics exist): the Kafka transaction stays open, and the redo's producer of the same scope
+  // aborts it.
+  for (const char* t : {"a", "b"}) {
+    kafka::testing::CreateTopic(brokers_, prefix_ + "." + schema + "." + t, 1);
+  }
+  testing::ProcessResult killed = testing::RunProcess(
+      {FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", "mirror.table_snapshot_page:50"}});
+  ASSERT_EQ(killed.exit_code, kCrashExitCode) << killed.output;
   testing::ProcessResult snapshot = testing::RunProcess({FAUCET_BINARY, "mirror", config});
   ASSERT_EQ(snapshot.exit_code, 0) << snapshot.output;
   EXPECT_EQ(snapshot.output.find("unknown key"), std::string::npos) << snapshot.output;
@@ -388,8 +399,8 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
     }
   }
   EXPECT_EQ(twice, 0u);
-  EXPECT_EQ(a.size(), 100u + 300u + 10u);  // snapshot rows, inserts, deletes
-  EXPECT_EQ(b.size(), 50u + 50u);          // snapshot rows, updates
+  EXPECT_EQ(a.size(), 35000u + 300u + 10u);  // snapshot rows, inserts, deletes
+  EXPECT_EQ(b.size(), 50u + 50u);            // snapshot rows, updates
   EXPECT_EQ(a.count({"d", 10}), 1u);
   EXPECT_EQ(b.count({"u", 50}), 1u);
 }

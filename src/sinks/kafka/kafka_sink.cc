@@ -174,7 +174,21 @@ Status KafkaSink::Connect(const std::string& transactional_id) {
 Status KafkaSink::Open(bool resuming) {
   (void)resuming;                                 // a topic is only ever appended to
   if (producer_ != nullptr) return Status::Ok();  // CommittedToken made it
+  if (!bulk_scope_.empty()) return StartTransactions(bulk_scope_);
   return Connect("");
+}
+
+Status KafkaSink::Finish(bool completed) {
+  if (completed || !in_transaction_) return Status::Ok();
+  in_transaction_ = false;
+  if (rd_kafka_error_t* error = rd_kafka_abort_transaction(
+          producer_, static_cast<int>(options_.transaction_timeout.count()))) {
+    const std::string why = Describe(error);
+    rd_kafka_error_destroy(error);
+    return Unavailable(who_ + ": aborting the load's transaction: " + why +
+                       " (the brokers abort it after transaction_timeout)");
+  }
+  return Status::Ok();
 }
 
 Status KafkaSink::StartTransactions(const std::string& scope) {
@@ -227,9 +241,10 @@ Status KafkaSink::Transact(const Page& page, const std::string* scope, const std
     RETURN_IF_ERROR(Produce(TopicHandle(options_.commit_token_topic), *scope, token));
   }
   // Chunks of a large source transaction share a Kafka transaction until Flush, but not for
-  // long: the brokers abort one older than transaction_timeout.
-  if (std::chrono::steady_clock::now() - began_ >=
-      std::min<std::chrono::milliseconds>(kLongestTransaction, options_.transaction_timeout / 4)) {
+  // long: the brokers abort one older than transaction_timeout. A bulk load is one transaction.
+  if (bulk_scope_.empty() && std::chrono::steady_clock::now() - began_ >=
+                                 std::min<std::chrono::milliseconds>(
+                                     kLongestTransaction, options_.transaction_timeout / 4)) {
     return Commit();
   }
   return Status::Ok();
@@ -364,8 +379,26 @@ std::string KafkaSink::KeyOf(const Change& change) {
 
 Status KafkaSink::Write(const Page& page) {
   if (producer_ == nullptr) return Internal(who_ + ": written before Open");
-  if (!transactional_id_.empty()) return Transact(page, nullptr, nullptr);
+  if (!transactional_id_.empty()) return BulkDeadline(Transact(page, nullptr, nullptr));
   return ProduceAll(page);
+}
+
+Status KafkaSink::BulkDeadline(Status status) const {
+  const auto open = std::chrono::steady_clock::now() - began_;
+  if (status.ok() || bulk_scope_.empty() || began_ == std::chrono::steady_clock::time_point() ||
+      open < options_.transaction_timeout) {
+    return status;
+  }
+  const auto seconds = [](auto d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + " s";
+  };
+  return FailedPrecondition(
+      who_ + ": the snapshot is one Kafka transaction under exactly_once, and it has been open " +
+      seconds(open) + ", longer than exactly_once.transaction_timeout (" +
+      seconds(options_.transaction_timeout) +
+      "), after which the brokers abort it; raise transaction_timeout (the brokers cap it at "
+      "their transaction.max.timeout.ms, 15 minutes by default). " +
+      status.message());
 }
 
 Status KafkaSink::ProduceAll(const Page& page) {
@@ -481,7 +514,7 @@ Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key, const
 
 Status KafkaSink::Flush() {
   if (producer_ == nullptr) return Status::Ok();
-  if (in_transaction_) return Commit();
+  if (in_transaction_) return BulkDeadline(Commit());
   // Every message ends acknowledged or failed within message_timeout.
   while (rd_kafka_outq_len(producer_) > 0) {
     rd_kafka_flush(producer_, 1000);

@@ -100,6 +100,13 @@ class KafkaSink : public Sink {
   // brokers for their metadata: unreachable brokers are kUnavailable naming them, a property
   // librdkafka refuses kInvalidArgument naming it.
   Status Open(bool resuming) override;
+  // With an atomic scope (a mirror's snapshot under exactly_once), Open makes the transactional
+  // producer of that scope and the whole load is one Kafka transaction, committed by the final
+  // Flush and aborted by Finish(false); a crash leaves it open until the next producer of the
+  // scope, or the brokers after transaction_timeout, abort it. The load must therefore end
+  // within transaction_timeout, or the commit fails saying so.
+  void BeginBulkLoad(const std::string& atomic_scope) override { bulk_scope_ = atomic_scope; }
+  Status Finish(bool completed) override;
   // Queues the page's messages (waiting while the producer's queue is full); with the
   // transactional producer, in the open transaction (Flush commits it).
   Status Write(const Page& page) override;
@@ -177,12 +184,15 @@ class KafkaSink : public Sink {
   // The key of `change` into key_ ("" for none).
   void RenderKey(const Change& change, const TableShape& shape);
   Status Failure() const;
+  // `status`, explained when it ended a bulk load's transaction open past transaction_timeout.
+  Status BulkDeadline(Status status) const;
 
   const KafkaSinkOptions options_;
   const std::string who_;  // "kafka <brokers>", for messages
   rd_kafka_t* producer_ = nullptr;
   std::string transactional_id_;  // of producer_; "" when it is not transactional
   bool in_transaction_ = false;   // a Kafka transaction is open (since began_)
+  std::string bulk_scope_;        // BeginBulkLoad's atomic scope: the load is one transaction
   std::chrono::steady_clock::time_point began_;
   std::map<const Relation*, TableShape> shapes_;
   std::map<std::string, rd_kafka_topic_t*> topics_;

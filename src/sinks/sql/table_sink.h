@@ -58,7 +58,11 @@ class TableSink : public Sink {
                          const std::string& token) final;
   // Works before Open (the pipeline asks first, to re-anchor the source).
   Result<std::optional<std::string>> CommittedToken(const std::string& scope) final;
-  void BeginBulkLoad() final { bulk_ = Bulk::kRequested; }
+  // One transaction already: `atomic_scope` changes nothing.
+  void BeginBulkLoad(const std::string& atomic_scope) final {
+    (void)atomic_scope;
+    bulk_ = Bulk::kRequested;
+  }
   // Every Write* commits before it returns: only a bulk load is left to commit.
   Status Flush() final;
   Status Finish(bool completed) final;
