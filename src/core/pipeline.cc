@@ -147,6 +147,9 @@ Result<Pipeline::Start> Pipeline::LoadStart() {
                  start.seq);
     start.bookmark = committed.bookmark;
     start.seq = committed.seq;
+    // Persisted before the source opens there (and may acknowledge it): the state never lags
+    // behind what the source has acknowledged.
+    if (start.bookmark) RETURN_IF_ERROR(Checkpoint(*start.bookmark, start.seq));
   }
   if (chunk && committed.seq == start.seq) {
     // Both stores name the same page: its bookmark must be the chunk's anchor.

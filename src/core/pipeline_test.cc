@@ -184,6 +184,20 @@ TEST(Pipeline, AtomicWatermarkReanchorsAtSinkTokenAheadOfState) {
   EXPECT_EQ(h.sink.tokens["p::row-0"], "00000000000000000006#{\"n\":6}");
 }
 
+TEST(Pipeline, AReanchoredPositionIsPersistedBeforeTheSourceOpensThere) {
+  // The source may acknowledge where it opens: the state must not lag behind that, even when
+  // the run then fails before any page.
+  Harness h;
+  h.options.delivery = Delivery::kAtomicWatermark;
+  h.state.values["p::row-0"] = Json{{"__faucet_eo", 1}, {"bookmark", {{"n", 4}}}, {"seq", 4}};
+  h.sink.tokens["p::row-0"] = FormatCommitToken(5, Bookmark{Json{{"n", 5}}});
+  FakeSource source({});
+  source.final_error = Unavailable("source gone");
+  EXPECT_EQ(h.Run(source).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(h.state.values["p::row-0"],
+            (Json{{"__faucet_eo", 1}, {"bookmark", {{"n", 5}}}, {"seq", 5}}));
+}
+
 TEST(Pipeline, AtomicWatermarkSkipsPagesTheSinkAlreadyCommitted) {
   // A legacy token without a bookmark cannot re-anchor; the pages are replayed and skipped.
   Harness h;

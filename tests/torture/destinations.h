@@ -19,6 +19,9 @@
 // the change envelopes in order) must rebuild the source table, compared as above with the
 // rendering done by the driver and the md5 by Postgres.
 //
+// kafka (exactly-once): what a read_committed consumer of the topic reads, judged as jsonl, with
+// no change and no snapshot row allowed twice.
+//
 // mirror-tables (the multi-table mirror, `mirror.tables`, into a Postgres database or a SQLite
 // file, upsert by the discovered key): every source table against its destination table of
 // the same name, compared as above table by table; duplicates are count(*) - count(DISTINCT
@@ -67,6 +70,8 @@ class Destination {
   // The `sink:` block (and `transforms:` before it) of the mirror config, indented for
   // `pipeline:`.
   virtual std::string PipelineYaml() const = 0;
+  // Top-level keys of the mirror config the destination needs (kafka: `delivery`).
+  virtual std::string DocumentYaml() const { return ""; }
   // Called between kills: lets a destination read its output as it grows (jsonl).
   virtual void Poll() {}
   // Cheap check while catching up: does the destination hold everything yet? `source` is the
@@ -89,7 +94,8 @@ struct DestinationContext {
   std::string workdir;
   const Workload* workload = nullptr;
   SourceKind source = SourceKind::kPostgres;
-  std::string mysql_url;  // a MariaDB source: source_table is in the URL's database
+  std::string mysql_url;      // a MariaDB source: source_table is in the URL's database
+  std::string kafka_brokers;  // --dest=kafka
 };
 
 std::unique_ptr<Destination> MakeDestination(const DestinationContext& ctx);

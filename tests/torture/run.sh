@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `make torture`: the long torture run, against a throwaway PostgreSQL and MariaDB started here
-# and stopped on exit. Runs faucet_torture for each destination in turn (the three single-table
-# ones, then the multi-table mirror into Postgres and into SQLite, then the mirror from MariaDB
-# into Postgres) and prints their result lines.
+# `make torture`: the long torture run, against a throwaway PostgreSQL, MariaDB and Kafka broker
+# started here and stopped on exit. Runs faucet_torture for each destination in turn (the four
+# single-table ones, then the multi-table mirror into Postgres and into SQLite, then the mirror
+# from MariaDB into Postgres) and prints their result lines.
 #
 #   tests/torture/run.sh BUILD_DIR [KILLS]      # KILLS per destination, default 100
 #   TORTURE_ARGS='--rate=3000 --seed=7' tests/torture/run.sh build/release 30
@@ -17,7 +17,7 @@ driver=$build/tests/torture/faucet_torture
 export FAUCET_SERVICES_DIR=${FAUCET_SERVICES_DIR:-/tmp/faucet-services-torture-$$}
 trap 'bash "$root/scripts/services.sh" stop >/dev/null 2>&1 || true' EXIT
 # An assignment, so that a failed start stops the script (a failing eval "$(...)" does not).
-services_env=$(bash "$root/scripts/services.sh" start pg mysql)
+services_env=$(bash "$root/scripts/services.sh" start pg mysql kafka)
 eval "$services_env"
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/faucet-torture.XXXXXX")
@@ -30,6 +30,7 @@ runs=(
   "postgres --dest=postgres"
   "sqlite --dest=sqlite"
   "jsonl --dest=jsonl"
+  "kafka --dest=kafka"
   "mirror-tables-postgres --dest=mirror-tables --sink=postgres --tables=8"
   "mirror-tables-sqlite --dest=mirror-tables --sink=sqlite --tables=8"
   "mariadb-source --source=mariadb --dest=postgres"

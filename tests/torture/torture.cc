@@ -1,6 +1,6 @@
 // faucet_torture: random SIGKILLs under a live workload, then a convergence check.
 //
-//   faucet_torture --dest=postgres|sqlite|jsonl [--kills=N] [--seed=S] [--rate=CHANGES_PER_S]
+//   faucet_torture --dest=postgres|sqlite|jsonl|kafka [--kills=N] [--seed=S] [--rate=CHANGES_PER_S]
 //                  [--pg-url=URL] [--workdir=DIR] [--max-kill-delay-ms=MS] [--catchup-timeout=S]
 //   faucet_torture --dest=mirror-tables [--sink=postgres|sqlite] [--tables=N] ...
 //   faucet_torture --source=mariadb --dest=postgres|sqlite [--mysql-url=URL] ...
@@ -18,16 +18,16 @@
 // is compared with its destination table and every table's bookmark is sampled.
 //
 // 1. Creates the source table (id int8 PK, version int8, small text, big text) with initial
-//    rows and a publication, and the destination (a table in a second database, a SQLite file
-//    or a jsonl path), then writes a `faucet mirror` config: postgres-cdc -> the destination,
-//    snapshot_then_cdc, continuous, file state store.
+//    rows and a publication, and the destination (a table in a second database, a SQLite file,
+//    a jsonl path or a Kafka topic), then writes a `faucet mirror` config: postgres-cdc -> the
+//    destination, snapshot_then_cdc, continuous, file state store.
 // 2. Starts a writer thread (workload.h) that changes the source continuously once the slot
 //    exists, and a sampler thread that polls the slot's confirmed_flush_lsn and the persisted
 //    bookmark file: the slot must never be ahead of the bookmark, and the bookmark must never
 //    move backwards.
-// 3. Runs `faucet mirror` and kills it N times: half at a random named crash point
-//    (FAUCET_CRASH_AT=name:k, k in 1..8, the points this pipeline can reach), half with SIGKILL
-//    after a random delay; each time it restarts it at once.
+// 3. Runs `faucet mirror` and kills it N times: the first in the snapshot, then half at a random
+//    named crash point (FAUCET_CRASH_AT=name:k, k in 1..8, the points this pipeline can reach),
+//    half with SIGKILL after a random delay; each time it restarts it at once.
 // 4. Stops the writer, lets the last mirror catch up, stops it with SIGTERM (it must exit 0) and
 //    compares the destination with the source (destinations.h says exactly what is compared).
 //
@@ -77,7 +77,8 @@ struct Options {
   uint64_t seed = 0;
   double rate = 1000;  // changes/s in small transactions, plus the bulk ones
   std::string pg_url;
-  std::string mysql_url;  // --source=mariadb
+  std::string mysql_url;      // --source=mariadb
+  std::string kafka_brokers;  // --dest=kafka: FAUCET_TEST_KAFKA_BROKERS
   std::string workdir;
   std::string faucet = FAUCET_BINARY;
   int min_kill_delay_ms = 150;
@@ -94,7 +95,7 @@ struct Options {
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(
       stderr,
-      "faucet_torture: %s\nusage: faucet_torture --dest=postgres|sqlite|jsonl|mirror-tables "
+      "faucet_torture: %s\nusage: faucet_torture --dest=postgres|sqlite|jsonl|kafka|mirror-tables "
       "[--sink=postgres|sqlite] [--tables=N] [--source=postgres|mariadb] "
       "[--kills=N] [--seed=S] [--rate=N] [--pg-url=URL] [--mysql-url=URL] [--workdir=DIR] "
       "[--max-kill-delay-ms=MS] [--crash-wait-ms=MS] [--catchup-timeout=S] "
@@ -160,8 +161,10 @@ Options ParseFlags(int argc, char** argv) {
       Usage("bad value for --" + k);
     }
   }
-  if (o.dest != "postgres" && o.dest != "sqlite" && o.dest != "jsonl" && o.dest != "mirror-tables")
+  if (o.dest != "postgres" && o.dest != "sqlite" && o.dest != "jsonl" && o.dest != "kafka" &&
+      o.dest != "mirror-tables")
     Usage("--dest is required");
+  if (o.dest == "kafka") o.kafka_brokers = testing::RequireEnv("FAUCET_TEST_KAFKA_BROKERS");
   if (o.dest == "mirror-tables" && o.sink != "postgres" && o.sink != "sqlite")
     Usage("--sink must be postgres or sqlite");
   if (o.tables < 1 || o.tables > 100) Usage("bad --tables");
@@ -580,8 +583,8 @@ int Main(int argc, char** argv) {
   Workload workload(wo);
   workload.CreateSource(publication, o.initial_rows);
 
-  DestinationContext dc{o.dest, o.sink,    o.pg_url,  table,       {},
-                        suffix, o.workdir, &workload, source_kind, o.mysql_url};
+  DestinationContext dc{o.dest,    o.sink,      o.pg_url,    table,          {}, suffix, o.workdir,
+                        &workload, source_kind, o.mysql_url, o.kafka_brokers};
   for (int i = 0; multi && i < o.tables; ++i) dc.source_tables.push_back(workload.Qualified(i));
   std::unique_ptr<Destination> dest = MakeDestination(dc);
   dest->Create();
@@ -621,9 +624,9 @@ int Main(int argc, char** argv) {
   }
   std::ofstream(config_path) << "version: 1\n"
                                 "name: "
-                             << kName
-                             << "\n"
-                                "pipeline:\n"
+                             << kName << "\n"
+                             << dest->DocumentYaml()
+                             << "pipeline:\n"
                                 "  source:\n"
                              << source_yaml << "      batch_size: " << o.batch_size
                              << "\n"
@@ -690,13 +693,14 @@ int Main(int argc, char** argv) {
   for (int k = 0; k < o.kills; ++k) {
     // Half the kills at a crash point, the points dealt from a shuffled deck so that every one is
     // used as evenly as the count allows; the other half by SIGKILL at a random moment.
-    // mirror-tables: the first kill is in the initial load (mirror.table_snapshot_page), and
-    // that point is passed over once every table streams (it could not be reached).
-    const bool in_initial_load = multi && k == 0;
+    // The first kill is in the initial load: after a page of the snapshot is written
+    // (mirror-tables: mirror.table_snapshot_page, a point passed over once every table streams,
+    // as it could not be reached; one table: pipeline.after_write, within its first 4 pages).
+    const bool in_initial_load = k == 0;
     bool at_point = in_initial_load || rng() % 2 == 0;
     if (at_point) {
       std::string point;
-      if (in_initial_load) point = "mirror.table_snapshot_page";
+      if (in_initial_load) point = multi ? "mirror.table_snapshot_page" : "pipeline.after_write";
       for (size_t draws = 0; point.empty() && draws <= 2 * points.size(); ++draws) {
         if (deck.empty()) {
           deck = points;
@@ -707,7 +711,8 @@ int Main(int argc, char** argv) {
         if (multi && card.rfind("mirror.table_", 0) == 0 && snapshots_done()) continue;
         point = card;
       }
-      int nth = 1 + static_cast<int>(rng() % 8);
+      // One table's snapshot has 5 pages or more (5,000 rows, pages of at most 1,000).
+      const int nth = 1 + static_cast<int>(rng() % (in_initial_load && !multi ? 4 : 8));
       mirror.Start(point + ":" + std::to_string(nth));
       Clock::time_point t = Clock::now();
       while (!mirror.Exited() && Since(t) * 1000 < o.crash_wait_ms)
