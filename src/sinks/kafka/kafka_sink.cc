@@ -379,26 +379,8 @@ std::string KafkaSink::KeyOf(const Change& change) {
 
 Status KafkaSink::Write(const Page& page) {
   if (producer_ == nullptr) return Internal(who_ + ": written before Open");
-  if (!transactional_id_.empty()) return BulkDeadline(Transact(page, nullptr, nullptr));
+  if (!transactional_id_.empty()) return Transact(page, nullptr, nullptr);
   return ProduceAll(page);
-}
-
-Status KafkaSink::BulkDeadline(Status status) const {
-  const auto open = std::chrono::steady_clock::now() - began_;
-  if (status.ok() || bulk_scope_.empty() || began_ == std::chrono::steady_clock::time_point() ||
-      open < options_.transaction_timeout) {
-    return status;
-  }
-  const auto seconds = [](auto d) {
-    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + " s";
-  };
-  return FailedPrecondition(
-      who_ + ": the snapshot is one Kafka transaction under exactly_once, and it has been open " +
-      seconds(open) + ", longer than exactly_once.transaction_timeout (" +
-      seconds(options_.transaction_timeout) +
-      "), after which the brokers abort it; raise transaction_timeout (the brokers cap it at "
-      "their transaction.max.timeout.ms, 15 minutes by default). " +
-      status.message());
 }
 
 Status KafkaSink::ProduceAll(const Page& page) {
@@ -514,7 +496,7 @@ Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key, const
 
 Status KafkaSink::Flush() {
   if (producer_ == nullptr) return Status::Ok();
-  if (in_transaction_) return BulkDeadline(Commit());
+  if (in_transaction_) return Commit();
   // Every message ends acknowledged or failed within message_timeout.
   while (rd_kafka_outq_len(producer_) > 0) {
     rd_kafka_flush(producer_, 1000);

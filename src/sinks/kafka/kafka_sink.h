@@ -103,8 +103,7 @@ class KafkaSink : public Sink {
   // With an atomic scope (a mirror's snapshot under exactly_once), Open makes the transactional
   // producer of that scope and the whole load is one Kafka transaction, committed by the final
   // Flush and aborted by Finish(false); a crash leaves it open until the next producer of the
-  // scope, or the brokers after transaction_timeout, abort it. The load must therefore end
-  // within transaction_timeout, or the commit fails saying so.
+  // scope, or the brokers after transaction_timeout, abort it.
   void BeginBulkLoad(const std::string& atomic_scope) override { bulk_scope_ = atomic_scope; }
   Status Finish(bool completed) override;
   // Queues the page's messages (waiting while the producer's queue is full); with the
@@ -184,8 +183,6 @@ class KafkaSink : public Sink {
   // The key of `change` into key_ ("" for none).
   void RenderKey(const Change& change, const TableShape& shape);
   Status Failure() const;
-  // `status`, explained when it ended a bulk load's transaction open past transaction_timeout.
-  Status BulkDeadline(Status status) const;
 
   const KafkaSinkOptions options_;
   const std::string who_;  // "kafka <brokers>", for messages
