@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <utility>
 
 #include "assembly/registry.h"
 #include "core/crash_point.h"

@@ -24,7 +24,7 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
   options.state_key = "snapshot";
   options.stop = read.stop;
   options.bulk_load = bulk;
-  if (bulk) options.bulk_atomic_scope = read.atomic_scope;
+  options.bulk_atomic_scope = read.atomic_scope;  // used by a bulk load only
   options.dlq = assembly::DlqOptionsFor(*read.doc, parts.dlq_sink.get());
   options.on_page = [&](const Page&, const PipelineStats& stats) {
     if (read.on_rows) read.on_rows(stats.changes);

@@ -5,14 +5,8 @@
 namespace faucet::torture {
 
 KafkaTail::KafkaTail(const std::string& brokers, const std::string& topic) : topic_(topic) {
-  Result<rd_kafka_conf_t*> conf = kafka::NewConf({{"bootstrap.servers", brokers},
-                                                  {"group.id", "torture-reader-" + topic},
-                                                  {"enable.partition.eof", "true"},
-                                                  {"enable.auto.commit", "false"},
-                                                  {"isolation.level", "read_committed"}},
-                                                 "torture reader");
-  if (!conf.ok()) throw TortureError(conf.status().ToString());
-  Result<kafka::Client> consumer = kafka::NewClient(RD_KAFKA_CONSUMER, *conf, "torture reader");
+  Result<kafka::Client> consumer =
+      kafka::NewReader({{"bootstrap.servers", brokers}}, "read_committed", "torture reader");
   if (!consumer.ok()) throw TortureError(consumer.status().ToString());
   consumer_ = std::move(*consumer);
   rd_kafka_topic_partition_list_t* partitions = rd_kafka_topic_partition_list_new(1);

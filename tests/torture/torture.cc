@@ -695,7 +695,7 @@ int Main(int argc, char** argv) {
     // used as evenly as the count allows; the other half by SIGKILL at a random moment.
     // The first kill is in the initial load: after a page of the snapshot is written
     // (mirror-tables: mirror.table_snapshot_page, a point passed over once every table streams,
-    // as it could not be reached; one table: pipeline.after_write, within its first 4 pages).
+    // as it could not be reached; one table: pipeline.after_write, after its 6th to 9th page).
     const bool in_initial_load = k == 0;
     bool at_point = in_initial_load || rng() % 2 == 0;
     if (at_point) {
@@ -711,8 +711,11 @@ int Main(int argc, char** argv) {
         if (multi && card.rfind("mirror.table_", 0) == 0 && snapshots_done()) continue;
         point = card;
       }
-      // One table's snapshot has 5 pages or more (5,000 rows, pages of at most 1,000).
-      const int nth = 1 + static_cast<int>(rng() % (in_initial_load && !multi ? 4 : 8));
+      // One table's snapshot has 10 pages or more (5,000 rows or more, pages of --batch-size,
+      // 500): the initial-load kill comes after its 6th to 9th page, once most of the earlier
+      // ones have reached the destination.
+      const int nth = in_initial_load && !multi ? 6 + static_cast<int>(rng() % 4)
+                                                : 1 + static_cast<int>(rng() % 8);
       mirror.Start(point + ":" + std::to_string(nth));
       Clock::time_point t = Clock::now();
       while (!mirror.Exited() && Since(t) * 1000 < o.crash_wait_ms)

@@ -108,6 +108,16 @@ Status AwaitBrokers(rd_kafka_t* client, std::chrono::milliseconds timeout, const
                      (explained ? "; last error: " + *last_error : "") + ")");
 }
 
+Result<Client> NewReader(const Properties& base, const char* isolation, const std::string& who) {
+  Properties p = base;
+  p["group.id"] = "faucet-reader";  // required by librdkafka; never joined
+  p["enable.auto.commit"] = "false";
+  p["enable.partition.eof"] = "true";
+  p["isolation.level"] = isolation;
+  ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, NewConf(p, who));
+  return NewClient(RD_KAFKA_CONSUMER, conf, who);
+}
+
 Status CreateTopic(rd_kafka_t* client, const std::string& topic, int partitions,
                    const Properties& config, std::chrono::milliseconds timeout,
                    const std::string& who) {

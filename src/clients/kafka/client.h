@@ -47,6 +47,11 @@ Result<rd_kafka_conf_t*> NewConf(const Properties& properties, const std::string
 // A client of `type` from `conf` (which it takes, also on failure).
 Result<Client> NewClient(rd_kafka_type_t type, rd_kafka_conf_t* conf, const std::string& who);
 
+// A consumer of `base` (bootstrap.servers, auth) that is only ever assigned partitions: it joins
+// no group and commits nothing, reads with `isolation` ("read_committed" or "read_uncommitted")
+// and reports each partition's end (RD_KAFKA_RESP_ERR__PARTITION_EOF).
+Result<Client> NewReader(const Properties& base, const char* isolation, const std::string& who);
+
 // Asks the brokers for their metadata, as a check that they answer: kUnavailable naming `who`
 // when none does within `timeout`, with librdkafka's error and, when not empty, `*last_error`:
 // what the client's error callback reported meanwhile (a refused login says why there). Serves

@@ -12,17 +12,7 @@ namespace faucet::kafka::testing {
 using namespace std::chrono_literals;
 
 std::vector<Message> ReadTopic(const std::string& brokers, const std::string& topic) {
-  Result<rd_kafka_conf_t*> conf = NewConf({{"bootstrap.servers", brokers},
-                                           {"group.id", faucet::testing::UniqueName("reader")},
-                                           {"enable.partition.eof", "true"},
-                                           {"enable.auto.commit", "false"},
-                                           {"isolation.level", "read_committed"}},
-                                          "reader");
-  if (!conf.ok()) {
-    ADD_FAILURE() << conf.status().ToString();
-    return {};
-  }
-  Result<Client> consumer = NewClient(RD_KAFKA_CONSUMER, *conf, "reader");
+  Result<Client> consumer = NewReader({{"bootstrap.servers", brokers}}, "read_committed", "reader");
   if (!consumer.ok()) {
     ADD_FAILURE() << consumer.status().ToString();
     return {};

@@ -19,17 +19,6 @@ std::string Where(const std::string& topic, int32_t partition) {
   return "commit token topic " + topic + " partition " + std::to_string(partition);
 }
 
-// A consumer that is only ever assigned partitions (it joins no group, commits nothing).
-Result<Client> NewReader(const Properties& base, const char* isolation, const std::string& who) {
-  Properties p = base;
-  p["group.id"] = "faucet-commit-token-reader";
-  p["enable.auto.commit"] = "false";
-  p["enable.partition.eof"] = "true";
-  p["isolation.level"] = isolation;
-  ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, NewConf(p, who));
-  return NewClient(RD_KAFKA_CONSUMER, conf, who);
-}
-
 Result<std::vector<int32_t>> PartitionsOf(rd_kafka_t* client, const std::string& topic,
                                           const std::string& who) {
   rd_kafka_topic_t* handle = rd_kafka_topic_new(client, topic.c_str(), nullptr);
