@@ -24,6 +24,9 @@ const std::vector<CrashPointInfo>& RegisteredCrashPoints() {
       {"state.file.after_temp_write", "the new state is in a temp file that is not fsync'ed"},
       {"state.file.before_rename", "the temp state file is fsync'ed but not renamed into place"},
       {"state.file.after_rename", "the state file was renamed; its directory is not fsync'ed"},
+      {"mirror.snapshot_committed",
+       "a mirror's snapshot (or a table's, or a part of it) committed in its sink; the mirror has "
+       "not recorded that it ended"},
       {"mirror.table_snapshot_page",
        "a multi-table mirror wrote a page of a table's snapshot (the table is still being read)"},
   };

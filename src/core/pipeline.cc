@@ -320,7 +320,7 @@ Result<PipelineStats> Pipeline::Run() {
     });
   }
   RETURN_IF_ERROR(source_.Open(start.bookmark));
-  if (options_.bulk_load) sink_.BeginBulkLoad(options_.bulk_atomic_scope);
+  if (options_.bulk_load) sink_.BeginBulkLoad(options_.bulk_atomic);
   RETURN_IF_ERROR(sink_.Open(start.bookmark.has_value()));
   if (options_.dlq) RETURN_IF_ERROR(options_.dlq->sink->Open(/*resuming=*/true));
   if (start.bookmark) spdlog::info("resuming after {}", start.bookmark->ToString());

@@ -70,9 +70,9 @@ struct PipelineOptions {
   // unless the run completes nothing of it is made durable: a stopped run or a failed source
   // ends with Finish(false), which abandons the load, instead of the final Flush.
   bool bulk_load = false;
-  // A bulk load under the atomic watermark: the scope of its one transaction
-  // (Sink::BeginBulkLoad's atomic_scope); "" otherwise.
-  std::string bulk_atomic_scope;
+  // A bulk load under the atomic watermark: its one transaction (Sink::BeginBulkLoad); an
+  // empty scope otherwise.
+  AtomicLoad bulk_atomic;
   // Set (by a signal handler) to stop at the next page boundary. May be null.
   const std::atomic<bool>* stop = nullptr;
   // Called on the sink thread after each page is written (and, if it has a bookmark,

@@ -42,6 +42,12 @@ Status BulkLoadRefusal(const std::string& where, std::optional<size_t> row,
                        const std::string& column, const Status& error);
 bool IsBulkLoadRefusal(const Status& status);
 
+// A bulk load under the atomic watermark (Sink::BeginBulkLoad).
+struct AtomicLoad {
+  std::string scope;  // unique among loads that run at once; "": not atomic
+  std::string token;  // names this attempt of the load
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -72,12 +78,14 @@ class Sink {
   // the load with BulkLoadRefusal, without being isolated (the caller redoes the load without this
   // call to name the row). Sinks may ignore it.
   //
-  // `atomic_scope` is set when the pipeline that follows the load runs under the atomic watermark
+  // `atomic` is set when the pipeline that follows the load runs under the atomic watermark
   // (a mirror's snapshot under `delivery: exactly_once`): a sink whose Writes would otherwise be
-  // visible one by one (kafka) then makes the whole load one transaction of that scope, committed
+  // visible one by one (kafka) then makes the whole load one transaction of `atomic.scope`,
+  // committed with `atomic.token` under that scope (CommittedToken(scope) returns it afterwards)
   // by the final Flush and never visible when the load is abandoned (Finish(false)) or the
-  // process dies, so a redone load is not seen twice. It is unique among loads that run at once.
-  virtual void BeginBulkLoad(const std::string& atomic_scope) { (void)atomic_scope; }
+  // process dies, so a redone load is not seen twice, and one that committed is known not to
+  // need redoing. Sinks whose load is one transaction anyway ignore it.
+  virtual void BeginBulkLoad(const AtomicLoad& atomic) { (void)atomic; }
 
   // Like Write, but a row the target cannot take (missing or null key, a value the column
   // cannot hold) does not fail the page: it is left out, reported in `rejected` with its index

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "assembly/registry.h"
+#include "core/crash_point.h"
 #include "core/pipeline.h"
 #include "mirror/snapshot_pass.h"
 #include "observability/progress.h"
@@ -38,8 +39,16 @@ Mirror::Mirror(const assembly::BuiltPipeline& built, MirrorConfig config, StateS
     : built_(built), config_(std::move(config)), state_(state), stop_(stop) {}
 
 Status Mirror::PutMarker(const char* phase, bool snapshot_done, const Bookmark& position) {
-  Json marker = {{"phase", phase}, {"snapshot_done", snapshot_done}, {"position", position.value}};
+  Json marker = {{"phase", phase},
+                 {"snapshot_done", snapshot_done},
+                 {"position", position.value},
+                 {"snapshot_id", snapshot_id_}};
   return state_.Put(MarkerKey(built_.doc.name), marker);
+}
+
+AtomicLoad Mirror::SnapshotAtomic() const {
+  return SnapshotLoad(assembly::PipelineDelivery(built_.guarantee), CdcKey(built_.doc.name),
+                      snapshot_id_);
 }
 
 MirrorStatus Mirror::LiveStatus() {
@@ -78,6 +87,7 @@ Result<Bookmark> Mirror::Bootstrap() {
   const Bookmark& position = captured.position;
   spdlog::info("mirror {}: captured position {}", name, position.ToString());
   RETURN_IF_ERROR(state_.Put(CdcKey(name), position.value));
+  snapshot_id_ = NewSnapshotId();
   RETURN_IF_ERROR(PutMarker("snapshot", false, position));
   return position;
 }
@@ -97,8 +107,7 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   read.exported = exported_.get();
   read.label = name;
   read.stop = &stop_;
-  read.atomic_scope =
-      SnapshotScope(assembly::PipelineDelivery(built_.guarantee), CdcKey(built_.doc.name));
+  read.atomic = SnapshotAtomic();
   read.on_estimate = [&](std::optional<int64_t> estimate) {
     if (!status_.snapshot_estimate) status_.snapshot_estimate = estimate;
     progress.emplace("snapshot", status_.snapshot_estimate, isatty(STDERR_FILENO) != 0);
@@ -124,6 +133,7 @@ Result<bool> Mirror::Snapshot(const Bookmark& position) {
   }
   status_.snapshot_rows = stats->changes;
   status_.snapshot_finished_ms = NowMs();
+  CrashPoint("mirror.snapshot_committed");
   RETURN_IF_ERROR(PutMarker("cdc", true, position));
   spdlog::info("mirror {}: snapshot done, {} rows; streaming from {}", name, stats->changes,
                position.ToString());
@@ -248,7 +258,25 @@ Status Mirror::Run() {
     }
     position = Bookmark{(*marker)["position"]};
     snapshot_done = (*marker)["snapshot_done"].get<bool>();
+    if (auto id = marker->find("snapshot_id"); id != marker->end() && id->is_string()) {
+      snapshot_id_ = id->get<std::string>();
+    }
     RETURN_IF_ERROR(CheckBookmarkNotBehind(position));
+    if (!snapshot_done && snapshot_id_.empty()) {  // written by an older version
+      snapshot_id_ = NewSnapshotId();
+      RETURN_IF_ERROR(PutMarker("snapshot", false, position));
+    }
+    if (!snapshot_done) {
+      ASSIGN_OR_RETURN(snapshot_done, SnapshotCommitted(built_.doc.sink, SnapshotAtomic()));
+      if (snapshot_done) {
+        spdlog::info(
+            "mirror {}: the snapshot committed before the last run ended (its token is in the "
+            "sink); not read again, streaming from {}",
+            name, position.ToString());
+        status_.snapshot_finished_ms = NowMs();
+        RETURN_IF_ERROR(PutMarker("cdc", true, position));
+      }
+    }
   }
   if (!snapshot_done) {
     ASSIGN_OR_RETURN(bool finished, SnapshotUntilDone(position));

@@ -7,12 +7,14 @@
 // The mirror knows connectors only through their capabilities (core/source.h, core/sink.h).
 //
 // Durable progress, all in the pipeline's state store:
-//   {name}::__replication__   {"phase": "snapshot"|"cdc", "snapshot_done": bool, "position": P}
+//   {name}::__replication__   {"phase": "snapshot"|"cdc", "snapshot_done": bool, "position": P,
+//                             "snapshot_id": the snapshot's attempt (ours, snapshot_pass.h)}
 //   {name}::cdc               the CDC bookmark, seeded with P
 //   {name}::__mirror_status__ progress and last error, for `faucet mirror status`
 // and, held while it runs, the lease {name}::__lease__ (StateStore::Lease): a second process
 // running the same mirror fails at once with kFailedPrecondition.
-// A crash during the snapshot redoes it from the same P; a crash during CDC resumes from the
+// A crash during the snapshot redoes it from the same P (under the atomic watermark, unless the
+// snapshot had committed in the sink: SnapshotCommitted); a crash during CDC resumes from the
 // bookmark. With `continuous`, a failed snapshot or CDC cycle is retried with capped
 // exponential backoff (1 s doubling to 60 s, reset after a good cycle; a snapshot is redone
 // whole); errors that a retry cannot fix (config, a refused row, resync needed, data loss) end
@@ -63,6 +65,8 @@ class Mirror {
   // and only moves forward, so one of them was changed by hand.
   Status CheckBookmarkNotBehind(const Bookmark& position);
   Status PutMarker(const char* phase, bool snapshot_done, const Bookmark& position);
+  // The snapshot's one transaction under the atomic watermark (empty scope otherwise).
+  AtomicLoad SnapshotAtomic() const;
   void SaveStatus();
   // Sleeps `d`, waking early on a stop request.
   void Sleep(std::chrono::milliseconds d) const;
@@ -71,7 +75,8 @@ class Mirror {
   MirrorConfig config_;
   StateStore& state_;
   const std::atomic<bool>& stop_;
-  MirrorStatus status_;  // the run's thread only
+  MirrorStatus status_;      // the run's thread only
+  std::string snapshot_id_;  // the marker's: names the snapshot's attempt (NewSnapshotId)
   // status_ as last saved, plus the fields that change with every page (LiveStatus).
   Mutex live_mu_;
   MirrorStatus live_ GUARDED_BY(live_mu_);

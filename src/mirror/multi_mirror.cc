@@ -306,7 +306,7 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
     {
       MutexLock lock(mu_);
       TableState& t = marker_.tables[table];
-      StartSnapshot(t, position, now);
+      StartSnapshot(t, position, NewSnapshotId(), now);
       t.snapshot.shard_plan = shards;
       t.snapshot.shards_total = static_cast<int64_t>(shards.size());
       // const: reads only (a sink without write modes, kafka or jsonl, has no such key).
@@ -395,6 +395,35 @@ Status MultiMirror::RecoverSplitSnapshots() {
     split_in_[table] = *in;
   }
   return Status::Ok();
+}
+
+Status MultiMirror::RecoverCommittedSnapshots() {
+  const Delivery delivery = assembly::PipelineDelivery(built_.guarantee);
+  std::map<std::string, AtomicLoad> interrupted;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [table, t] : marker_.tables) {
+      if (t.phase == TablePhase::kSnapshotting && t.snapshot.shard_plan.empty() &&
+          resolved_.count(table)) {
+        interrupted[table] = SnapshotLoad(
+            delivery, TableKey(built_.doc.name, resolved_.at(table).plan.id), t.snapshot.id);
+      }
+    }
+  }
+  bool recovered = false;
+  for (const auto& [table, load] : interrupted) {
+    ASSIGN_OR_RETURN(bool committed, SnapshotCommitted(resolved_.at(table).plan.sink, load));
+    if (!committed) continue;
+    MutexLock lock(mu_);
+    TableState& t = marker_.tables[table];
+    FinishSnapshot(t, NowMs());
+    recovered = true;
+    spdlog::info(
+        "mirror {}: table '{}': its snapshot committed before the last run ended (its token is "
+        "in the sink); not read again, it streams from {}",
+        built_.doc.name, table, t.position ? t.position->ToString() : "?");
+  }
+  return recovered ? Persist() : Status::Ok();
 }
 
 void MultiMirror::ReportProgress() {
@@ -489,8 +518,12 @@ void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
   read.label = built_.doc.name + "/" + plan.table +
                (job.shard >= 0 ? " part " + std::to_string(job.shard) : "");
   read.stop = &stop_;
-  read.atomic_scope = SnapshotScope(assembly::PipelineDelivery(built_.guarantee),
-                                    TableKey(built_.doc.name, plan.id), job.shard);
+  {
+    MutexLock lock(mu_);
+    read.atomic = SnapshotLoad(assembly::PipelineDelivery(built_.guarantee),
+                               TableKey(built_.doc.name, plan.id),
+                               marker_.tables[plan.table].snapshot.id, job.shard);
+  }
   uint64_t counted = 0;  // of this read, in the table's rows
   read.on_rows = [&](uint64_t rows) {
     {
@@ -505,6 +538,7 @@ void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
     job.status = stats.status();
   } else {
     job.stopped = stats->stopped;
+    if (!job.stopped) CrashPoint("mirror.snapshot_committed");
   }
   job.done = true;
   Wake();
@@ -764,6 +798,7 @@ Status MultiMirror::Run() {
     }
   }
   RETURN_IF_ERROR(Discover(true).WithContext("mirror " + name + ": discovering tables"));
+  RETURN_IF_ERROR(RecoverCommittedSnapshots());
   RETURN_IF_ERROR(RecoverSplitSnapshots());
   if (fresh) {
     // The initial load: P with the database exactly at P when the slot is created now.

@@ -111,6 +111,10 @@ class MultiMirror {
   // The snapshot a split read starts in: the bootstrap's exact cut while there is one, else
   // one exported now (after the join point was captured).
   Result<std::shared_ptr<const ConsistentSnapshot>> SplitSnapshot();
+  // After a crash, under the atomic watermark: every table whose whole-table snapshot had
+  // committed in its sink before its end was recorded (SnapshotCommitted) is recorded as
+  // snapshotted, not read again.
+  Status RecoverCommittedSnapshots() EXCLUDES(mu_);
   // After a crash: every table whose split snapshot was under way reads all its parts again,
   // in one new snapshot, from its join point (or, when no snapshot can be exported, whole,
   // from a new one).

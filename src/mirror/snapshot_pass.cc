@@ -2,8 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <random>
+
 #include "assembly/bulk_read.h"
 #include "assembly/pipeline_builder.h"
+#include "assembly/registry.h"
 #include "state/memory_state_store.h"
 
 namespace faucet::mirror {
@@ -24,7 +27,7 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
   options.state_key = "snapshot";
   options.stop = read.stop;
   options.bulk_load = bulk;
-  options.bulk_atomic_scope = read.atomic_scope;  // used by a bulk load only
+  options.bulk_atomic = read.atomic;  // used by a bulk load only
   options.dlq = assembly::DlqOptionsFor(*read.doc, parts.dlq_sink.get());
   options.on_page = [&](const Page&, const PipelineStats& stats) {
     if (read.on_rows) read.on_rows(stats.changes);
@@ -35,9 +38,24 @@ Result<PipelineStats> Pass(const SnapshotRead& read, bool bulk, bool in_exported
 
 }  // namespace
 
-std::string SnapshotScope(Delivery delivery, const std::string& stream_scope, int64_t shard) {
-  if (delivery != Delivery::kAtomicWatermark) return "";
-  return stream_scope + "::snapshot" + (shard >= 0 ? "-" + std::to_string(shard) : "");
+AtomicLoad SnapshotLoad(Delivery delivery, const std::string& stream_scope, const std::string& id,
+                        int64_t shard) {
+  if (delivery != Delivery::kAtomicWatermark) return {};
+  return {stream_scope + "::snapshot" + (shard >= 0 ? "-" + std::to_string(shard) : ""), id};
+}
+
+std::string NewSnapshotId() {
+  std::random_device random;
+  std::uniform_int_distribution<uint64_t> bits;
+  return fmt::format("{:016x}{:016x}", bits(random), bits(random));
+}
+
+Result<bool> SnapshotCommitted(const config::ConnectorSpec& sink, const AtomicLoad& load) {
+  if (load.scope.empty() || load.token.empty()) return false;
+  std::vector<std::string> warnings;  // already reported by validation
+  ASSIGN_OR_RETURN(std::unique_ptr<Sink> reader, assembly::MakeSink(sink, warnings));
+  ASSIGN_OR_RETURN(std::optional<std::string> token, reader->CommittedToken(load.scope));
+  return token == load.token;
 }
 
 Result<PipelineStats> ReadSnapshot(const SnapshotRead& read) {

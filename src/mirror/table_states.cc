@@ -32,7 +32,8 @@ Json TableToJson(const TableState& t) {
                    {"rows", t.snapshot.rows},
                    {"shards_total", t.snapshot.shards_total},
                    {"shards_done", t.snapshot.shards_done},
-                   {"attempts", t.snapshot.attempts}};
+                   {"attempts", t.snapshot.attempts},
+                   {"id", t.snapshot.id}};
   if (!t.snapshot.shard_plan.empty()) {
     j["snapshot"]["shard_plan"] = t.snapshot.shard_plan;
     j["snapshot"]["shards_finished"] = t.snapshot.shards_finished;
@@ -72,6 +73,7 @@ Result<TableState> TableFromJson(const Json& j) {
     t.snapshot.shards_total = s.value("shards_total", int64_t{0});
     t.snapshot.shards_done = s.value("shards_done", int64_t{0});
     t.snapshot.attempts = s.value("attempts", int64_t{0});
+    t.snapshot.id = s.value("id", std::string());
     if (s.contains("shard_plan") && s["shard_plan"].is_array()) {
       for (const Json& part : s["shard_plan"]) {
         if (!part.is_object()) return DataLoss("a shard plan entry is not an object");
@@ -186,7 +188,7 @@ void EnterPhase(TableState& t, TablePhase phase, int64_t now_ms) {
   t.since_ms = now_ms;
 }
 
-void StartSnapshot(TableState& t, const Bookmark& position, int64_t now_ms) {
+void StartSnapshot(TableState& t, const Bookmark& position, const std::string& id, int64_t now_ms) {
   t.phase = TablePhase::kSnapshotting;
   t.since_ms = now_ms;
   t.position = position;
@@ -198,6 +200,7 @@ void StartSnapshot(TableState& t, const Bookmark& position, int64_t now_ms) {
   t.snapshot.shard_plan.clear();
   t.snapshot.shards_finished.clear();
   t.snapshot.attempts += 1;
+  t.snapshot.id = id;
 }
 
 void FinishShard(TableState& t, int64_t shard) {

@@ -30,6 +30,9 @@ struct TableSnapshotProgress {
   int64_t shards_total = 0;
   int64_t shards_done = 0;
   int64_t attempts = 0;
+  // Ours: names the latest attempt (snapshot_pass.h NewSnapshotId), the token its reads commit
+  // under the atomic watermark.
+  std::string id;
   // Ours: the parts of a split read (each a config patch, Source::PlanShards) and those
   // finished: a failed part is retried alone while the read's snapshot lives; after a crash
   // every part is read again, from the same join point.
@@ -79,9 +82,9 @@ std::optional<int64_t> ParseRfc3339(const std::string& text);
 // Enters `phase` (no-op when already there).
 void EnterPhase(TableState& t, TablePhase phase, int64_t now_ms);
 
-// A snapshot starts at join point `position`: snapshotting, progress (and shard plan) reset,
-// attempts + 1.
-void StartSnapshot(TableState& t, const Bookmark& position, int64_t now_ms);
+// Attempt `id` of a snapshot starts at join point `position`: snapshotting, progress (and shard
+// plan) reset, attempts + 1.
+void StartSnapshot(TableState& t, const Bookmark& position, const std::string& id, int64_t now_ms);
 
 // Part `shard` of a split snapshot finished (kept once, in order).
 void FinishShard(TableState& t, int64_t shard);

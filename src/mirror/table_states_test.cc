@@ -25,7 +25,7 @@ TEST(Marker, RoundTripsEveryField) {
   t.phase = TablePhase::kPaused;
   t.since_ms = kNow;
   t.position = Bookmark{Json{{"last_lsn", "0/16B3748"}}};
-  t.snapshot = {kNow - 5000, kNow - 1000, 42, 0, 0, 2};
+  t.snapshot = {kNow - 5000, kNow - 1000, 42, 0, 0, 2, "9f3c"};
   t.changes = 1234567;
   t.last_applied_ms = kNow - 10;
   t.last_commit_ms = kNow - 20;
@@ -69,10 +69,11 @@ TEST(Marker, AnythingElseIsDataLossNamingTheKey) {
 
 TEST(Transitions, ASnapshotStartsAtItsJoinPointAndCountsAttempts) {
   TableState t;
-  StartSnapshot(t, Bookmark{Json{{"p", 1}}}, kNow);
-  StartSnapshot(t, Bookmark{Json{{"p", 2}}}, kNow + 1);
+  StartSnapshot(t, Bookmark{Json{{"p", 1}}}, "first", kNow);
+  StartSnapshot(t, Bookmark{Json{{"p", 2}}}, "second", kNow + 1);
   EXPECT_EQ(t.phase, TablePhase::kSnapshotting);
   EXPECT_EQ(t.snapshot.attempts, 2);
+  EXPECT_EQ(t.snapshot.id, "second");
   EXPECT_EQ(t.position->value["p"], 2);
   FinishSnapshot(t, kNow + 2);
   EXPECT_EQ(t.phase, TablePhase::kActive);

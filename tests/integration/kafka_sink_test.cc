@@ -262,6 +262,40 @@ TEST_F(KafkaSinkTest, ExactlyOnceCommitsEachPageWithItsTokenAndARestartReadsTheL
   EXPECT_EQ(got[4].key, R"({"id":5})");
 }
 
+// A bulk load with an atomic scope is one transaction with its token: abandoned, neither its
+// rows nor its token are seen; ended by Flush, both are, even for a load without rows.
+TEST_F(KafkaSinkTest, ABulkLoadCommitsItsTokenWithItsRowsOrNeither) {
+  const std::string topic = prefix_ + ".t", tokens = prefix_ + ".tokens";
+  const std::string empty_scope = scope_ + ".empty";
+  {
+    auto abandoned = ExactlyOnceSink(brokers_, topic, tokens);
+    abandoned->BeginBulkLoad({scope_, "attempt-1"});
+    ASSERT_OK(abandoned->Open(false));
+    ASSERT_OK(abandoned->Write(PageOf(1, 3)));
+    ASSERT_OK(abandoned->Finish(false));
+  }
+  auto reader = ExactlyOnceSink(brokers_, topic, tokens);
+  EXPECT_EQ(reader->CommittedToken(scope_)->value_or("none"), "none");
+  EXPECT_TRUE(ReadTopic(brokers_, topic).empty());
+  {
+    auto loaded = ExactlyOnceSink(brokers_, topic, tokens);
+    loaded->BeginBulkLoad({scope_, "attempt-2"});
+    ASSERT_OK(loaded->Open(false));
+    ASSERT_OK(loaded->Write(PageOf(1, 3)));
+    ASSERT_OK(loaded->Flush());
+    ASSERT_OK(loaded->Finish(true));
+    auto empty = ExactlyOnceSink(brokers_, topic, tokens);
+    empty->BeginBulkLoad({empty_scope, "attempt-1"});
+    ASSERT_OK(empty->Open(false));
+    ASSERT_OK(empty->Flush());
+  }
+  auto restarted = ExactlyOnceSink(brokers_, topic, tokens);
+  EXPECT_EQ(restarted->CommittedToken(scope_)->value_or("none"), "attempt-2");
+  auto restarted_empty = ExactlyOnceSink(brokers_, topic, tokens);
+  EXPECT_EQ(restarted_empty->CommittedToken(empty_scope)->value_or("none"), "attempt-1");
+  EXPECT_EQ(ReadTopic(brokers_, topic).size(), 3u);
+}
+
 // A second process with the same pipeline fences the first: the first stops with an error
 // saying so (never retried), and nothing it produced after being fenced becomes visible.
 TEST_F(KafkaSinkTest, AZombieProducerIsFencedAndStopsWithAClearError) {
@@ -319,9 +353,10 @@ TEST_F(KafkaSinkTest, AnOpenTransactionOnTheTokenTopicIsWaitedForNotReadPast) {
 }
 
 // The multi-table mirror into Kafka, unchanged, under exactly_once: a topic per table (from
-// mirror.tables.destination), its snapshot rows, then each change once, across a crash in the
-// middle of a table's snapshot (redone: the first attempt's pages must not be seen) and in the
-// middle of the stream.
+// mirror.tables.destination), its snapshot rows, then each change once, across a crash right
+// after a table's snapshot committed (not redone: the token committed with it says so), one in
+// the middle of a table's snapshot (redone: the first attempt's pages must not be seen) and two
+// in the middle of the stream.
 TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   postgres::testing::TestDb db;
   const std::string schema = prefix_;
@@ -332,6 +367,7 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   }
   db.Exec("INSERT INTO " + schema + ".a SELECT g, 'a' || g FROM generate_series(1, 100) g");
   db.Exec("INSERT INTO " + schema + ".a SELECT g, 'a' || g FROM generate_series(5001, 39900) g");
+  db.Exec("INSERT INTO " + schema + ".b SELECT g, 'b' || g FROM generate_series(1, 50) g");
   db.Exec("CREATE PUBLICATION " + schema + "_pub FOR TABLES IN SCHEMA " + schema);
   const std::string dir = testing::TempDir("kafka");
   const std::string config = dir + "/mirror.yaml";
@@ -349,22 +385,28 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
                         << db.url() << "', query: 'SELECT 1', batch_size: 500}}}\n"
                         << "  tables: {include: ['" << schema << ".*'], destination: "
                         << "{topic: {name: '" << prefix_ << ".{table}'}}}\n";
-  // Killed once 50 pages of a's snapshot are written (most of them sent to the broker, as the
-  // topics exist): the Kafka transaction stays open, and the redo's producer of the same scope
-  // aborts it. b is empty until the stream: a snapshot that committed just before the kill but
-  // whose end the marker had not yet recorded is sent again (a known limit, README), and b's
-  // would race with a's kill.
   for (const char* t : {"a", "b"}) {
     kafka::testing::CreateTopic(brokers_, prefix_ + "." + schema + "." + t, 1);
   }
+  // Killed once the first snapshot (b's, of one page) committed, before the mirror recorded
+  // its end: the restart finds b's token and does not read b again.
+  testing::ProcessResult committed = testing::RunProcess(
+      {FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", "mirror.snapshot_committed:1"}});
+  ASSERT_EQ(committed.exit_code, kCrashExitCode) << committed.output;
+  // Killed once 50 pages of a's snapshot are written (most of them sent to the broker, as the
+  // topics exist): the Kafka transaction stays open, and the redo's producer of the same scope
+  // aborts it.
   testing::ProcessResult killed = testing::RunProcess(
       {FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", "mirror.table_snapshot_page:50"}});
   ASSERT_EQ(killed.exit_code, kCrashExitCode) << killed.output;
+  EXPECT_NE(killed.output.find("table '" + schema + ".b': its snapshot committed"),
+            std::string::npos)
+      << killed.output;
   testing::ProcessResult snapshot = testing::RunProcess({FAUCET_BINARY, "mirror", config});
   ASSERT_EQ(snapshot.exit_code, 0) << snapshot.output;
   EXPECT_EQ(snapshot.output.find("unknown key"), std::string::npos) << snapshot.output;
 
-  db.Exec("INSERT INTO " + schema + ".b SELECT g, 'b' || g FROM generate_series(1, 50) g");
+  db.Exec("INSERT INTO " + schema + ".b SELECT g, 'b' || g FROM generate_series(51, 100) g");
   for (int t = 0; t < 3; ++t) {  // 3 transactions of 100 inserts into a
     db.Exec("INSERT INTO " + schema + ".a SELECT g, 'new' FROM generate_series(" +
             std::to_string(1001 + t * 100) + ", " + std::to_string(1100 + t * 100) + ") g");
@@ -402,9 +444,60 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   }
   EXPECT_EQ(twice, 0u);
   EXPECT_EQ(a.size(), 35000u + 300u + 10u);  // snapshot rows, inserts, deletes
-  EXPECT_EQ(b.size(), 50u + 50u);            // inserts, updates
+  EXPECT_EQ(b.size(), 50u + 50u + 100u);     // snapshot rows, inserts, updates
   EXPECT_EQ(a.count({"d", 10}), 1u);
-  EXPECT_EQ(b.count({"u", 50}), 1u);
+  EXPECT_EQ(b.count({"r", 50}), 1u);
+  EXPECT_EQ(b.count({"u", 100}), 1u);
+}
+
+// The single-table mirror into Kafka under exactly_once, killed right after its snapshot
+// committed but before its marker recorded that: the restart finds the snapshot's token and
+// streams from P without reading the table again, so each row is on the topic once.
+TEST_F(KafkaSinkTest, AMirrorSnapshotThatCommittedBeforeACrashIsNotSentAgain) {
+  postgres::testing::TestDb db;
+  postgres::testing::CdcTable table(db, prefix_, "id int PRIMARY KEY, v text");
+  db.Exec("INSERT INTO " + table.name() + " SELECT g, 'v' || g FROM generate_series(1, 1200) g");
+  const std::string topic = prefix_ + ".t";
+  kafka::testing::CreateTopic(brokers_, topic, 1);
+  const std::string dir = testing::TempDir("kafka");
+  const std::string config = dir + "/mirror.yaml";
+  std::ofstream(config) << "version: 1\nname: " << prefix_ << "\ndelivery: exactly_once\n"
+                        << "pipeline:\n  source: " << table.SourceYaml() << "\n"
+                        << "  sink: {type: kafka, config: {brokers: '" << brokers_
+                        << "', topic: {name: '" << topic << "'}, linger: 2, exactly_once: "
+                        << "{commit_token_topic: '" << prefix_ << ".tokens'}}}\n"
+                        << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
+                        << "mirror:\n  mode: snapshot_then_cdc\n  continuous: false\n"
+                        << "  snapshot: {source: {type: postgres, config: {connection_url: '"
+                        << db.url() << "', query: 'SELECT * FROM " << table.name()
+                        << "', batch_size: 500}}}\n";
+  testing::ProcessResult killed = testing::RunProcess(
+      {FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", "mirror.snapshot_committed:1"}});
+  ASSERT_EQ(killed.exit_code, kCrashExitCode) << killed.output;
+  db.Exec("INSERT INTO " + table.name() + " VALUES (5000, 'new')");
+  testing::ProcessResult resumed = testing::RunProcess({FAUCET_BINARY, "mirror", config});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("the snapshot committed before the last run ended"),
+            std::string::npos)
+      << resumed.output;
+
+  std::map<int, int> rows;
+  int inserts = 0;
+  for (const Message& m : ReadTopic(brokers_, topic)) {
+    const Json j = Json::parse(m.value);
+    if (j.contains("op")) {
+      inserts += j["after"]["id"] == 5000 ? 1 : 0;
+    } else {
+      ++rows[j["id"].get<int>()];
+    }
+  }
+  EXPECT_EQ(rows.size(), 1200u);
+  size_t twice = 0;
+  for (const auto& [id, n] : rows) {
+    if (n != 1 && ++twice <= 5) ADD_FAILURE() << "snapshot row " << id << ": " << n;
+  }
+  EXPECT_EQ(twice, 0u);
+  EXPECT_EQ(inserts, 1);
 }
 
 class KafkaPipelineTest : public KafkaSinkTest,

@@ -389,7 +389,7 @@ class SqlBulkLoad : public ::testing::TestWithParam<BackendFactory> {
   void Open() {
     sink = OpenSink(*b_, table, kUpsert);
     ASSERT_NE(sink, nullptr);
-    sink->BeginBulkLoad("");
+    sink->BeginBulkLoad({});
   }
   std::string Rows() { return Dump(*b_, table); }
 

@@ -447,6 +447,7 @@ std::vector<std::string> ReachableCrashPoints(const std::string& faucet, const s
     std::string name;
     if (!(words >> name)) continue;
     if (!multi_table && name.rfind("mirror.table_", 0) == 0) continue;
+    if (name == "mirror.snapshot_committed") continue;  // passed once a snapshot: the second kill
     // <area>.<connector>.<what> belongs to one connector: keep it only when it is ours.
     size_t dot1 = name.find('.'), dot2 = name.find('.', dot1 + 1);
     if (dot1 != std::string::npos && dot2 != std::string::npos) {
@@ -696,11 +697,15 @@ int Main(int argc, char** argv) {
     // The first kill is in the initial load: after a page of the snapshot is written
     // (mirror-tables: mirror.table_snapshot_page, a point passed over once every table streams,
     // as it could not be reached; one table: pipeline.after_write, after its 6th to 9th page).
+    // The second is in the redone load, once a snapshot committed and before the mirror
+    // recorded its end (mirror.snapshot_committed).
     const bool in_initial_load = k == 0;
-    bool at_point = in_initial_load || rng() % 2 == 0;
+    const bool at_load_end = k == 1;
+    bool at_point = in_initial_load || at_load_end || rng() % 2 == 0;
     if (at_point) {
       std::string point;
       if (in_initial_load) point = multi ? "mirror.table_snapshot_page" : "pipeline.after_write";
+      if (at_load_end) point = "mirror.snapshot_committed";
       for (size_t draws = 0; point.empty() && draws <= 2 * points.size(); ++draws) {
         if (deck.empty()) {
           deck = points;
@@ -714,8 +719,9 @@ int Main(int argc, char** argv) {
       // One table's snapshot has 10 pages or more (5,000 rows or more, pages of --batch-size,
       // 500): the initial-load kill comes after its 6th to 9th page, once most of the earlier
       // ones have reached the destination.
-      const int nth = in_initial_load && !multi ? 6 + static_cast<int>(rng() % 4)
-                                                : 1 + static_cast<int>(rng() % 8);
+      const int nth = at_load_end                 ? 1
+                      : in_initial_load && !multi ? 6 + static_cast<int>(rng() % 4)
+                                                  : 1 + static_cast<int>(rng() % 8);
       mirror.Start(point + ":" + std::to_string(nth));
       Clock::time_point t = Clock::now();
       while (!mirror.Exited() && Since(t) * 1000 < o.crash_wait_ms)

@@ -174,7 +174,7 @@ Status KafkaSink::Connect(const std::string& transactional_id) {
 Status KafkaSink::Open(bool resuming) {
   (void)resuming;                                 // a topic is only ever appended to
   if (producer_ != nullptr) return Status::Ok();  // CommittedToken made it
-  if (!bulk_scope_.empty()) return StartTransactions(bulk_scope_);
+  if (!bulk_.scope.empty()) return StartTransactions(bulk_.scope);
   return Connect("");
 }
 
@@ -242,7 +242,7 @@ Status KafkaSink::Transact(const Page& page, const std::string* scope, const std
   }
   // Chunks of a large source transaction share a Kafka transaction until Flush, but not for
   // long: the brokers abort one older than transaction_timeout. A bulk load is one transaction.
-  if (bulk_scope_.empty() && std::chrono::steady_clock::now() - began_ >=
+  if (bulk_.scope.empty() && std::chrono::steady_clock::now() - began_ >=
                                  std::min<std::chrono::milliseconds>(
                                      kLongestTransaction, options_.transaction_timeout / 4)) {
     return Commit();
@@ -496,6 +496,13 @@ Status KafkaSink::Produce(rd_kafka_topic_t* topic, const std::string& key, const
 
 Status KafkaSink::Flush() {
   if (producer_ == nullptr) return Status::Ok();
+  if (!bulk_.scope.empty() && !bulk_ended_) {
+    // The load's end, in its transaction: a redo that finds the token knows it committed.
+    RETURN_IF_ERROR(Transact(Page{}, &bulk_.scope, &bulk_.token));
+    RETURN_IF_ERROR(Commit());
+    bulk_ended_ = true;
+    return Status::Ok();
+  }
   if (in_transaction_) return Commit();
   // Every message ends acknowledged or failed within message_timeout.
   while (rd_kafka_outq_len(producer_) > 0) {

@@ -101,10 +101,11 @@ class KafkaSink : public Sink {
   // librdkafka refuses kInvalidArgument naming it.
   Status Open(bool resuming) override;
   // With an atomic scope (a mirror's snapshot under exactly_once), Open makes the transactional
-  // producer of that scope and the whole load is one Kafka transaction, committed by the final
-  // Flush and aborted by Finish(false); a crash leaves it open until the next producer of the
-  // scope, or the brokers after transaction_timeout, abort it.
-  void BeginBulkLoad(const std::string& atomic_scope) override { bulk_scope_ = atomic_scope; }
+  // producer of that scope and the whole load is one Kafka transaction, committed with the
+  // load's token (keyed by the scope on the commit-token topic) by the Flush that ends it, even
+  // when no row was written, and aborted by Finish(false); a crash leaves it open until the next
+  // producer of the scope, or the brokers after transaction_timeout, abort it.
+  void BeginBulkLoad(const AtomicLoad& atomic) override { bulk_ = atomic; }
   Status Finish(bool completed) override;
   // Queues the page's messages (waiting while the producer's queue is full); with the
   // transactional producer, in the open transaction (Flush commits it).
@@ -189,7 +190,8 @@ class KafkaSink : public Sink {
   rd_kafka_t* producer_ = nullptr;
   std::string transactional_id_;  // of producer_; "" when it is not transactional
   bool in_transaction_ = false;   // a Kafka transaction is open (since began_)
-  std::string bulk_scope_;        // BeginBulkLoad's atomic scope: the load is one transaction
+  AtomicLoad bulk_;               // BeginBulkLoad's: with a scope, the load is one transaction
+  bool bulk_ended_ = false;       // a Flush committed the load with its token
   std::chrono::steady_clock::time_point began_;
   std::map<const Relation*, TableShape> shapes_;
   std::map<std::string, rd_kafka_topic_t*> topics_;

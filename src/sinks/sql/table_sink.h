@@ -58,9 +58,9 @@ class TableSink : public Sink {
                          const std::string& token) final;
   // Works before Open (the pipeline asks first, to re-anchor the source).
   Result<std::optional<std::string>> CommittedToken(const std::string& scope) final;
-  // One transaction already: `atomic_scope` changes nothing.
-  void BeginBulkLoad(const std::string& atomic_scope) final {
-    (void)atomic_scope;
+  // One transaction already: `atomic` changes nothing (a redone load writes over the first).
+  void BeginBulkLoad(const AtomicLoad& atomic) final {
+    (void)atomic;
     bulk_ = Bulk::kRequested;
   }
   // Every Write* commits before it returns: only a bulk load is left to commit.
