@@ -216,6 +216,19 @@ TEST_F(KafkaSinkTest, SaslCredentialsAreUsedAndARefusalSaysWhyWithoutThePassword
   EXPECT_EQ(opened.message().find("not-the-s3cret"), std::string::npos) << opened.ToString();
 }
 
+// The producer's queue bounds the sink's memory: a page of more messages than it holds waits
+// for room as the broker acknowledges, instead of being held whole.
+TEST_F(KafkaSinkTest, APageLargerThanTheProducersQueueWaitsForRoom) {
+  const std::string topic = prefix_ + ".t";
+  auto sink = SinkOf("{brokers: '" + brokers_ + "', topic: {name: '" + topic + "'}, linger: 50}");
+  ASSERT_OK(sink->Open(false));
+  ASSERT_OK(sink->Write(PageOf(1, 100'000)));
+  EXPECT_LE(sink->Unacknowledged(), 20'000u);
+  ASSERT_OK(sink->Flush());
+  EXPECT_EQ(sink->Unacknowledged(), 0u);
+  EXPECT_EQ(ReadTopic(brokers_, topic).size(), 100'000u);
+}
+
 TEST_F(KafkaSinkTest, ABrokerThatDoesNotAnswerIsAnErrorNamingIt) {
   auto made = SinkOf("{brokers: '127.0.0.1:1', topic: {name: t}}");
   KafkaSink& sink = *made;

@@ -15,6 +15,12 @@ namespace faucet {
 namespace {
 
 constexpr int kMetadataTimeoutMs = 10'000;
+// The producer's queue (messages produced and not yet acknowledged) bounds the sink's memory:
+// librdkafka's defaults, 100,000 messages or 1 GiB, let one large transaction hold up to 1 GiB.
+// Measured (BENCHMARKS.md): 20,000 messages take the 1,000,000-row transaction from about 100 to
+// 62 MiB at no cost in speed.
+constexpr int kQueueMessages = 20'000;
+constexpr int kQueueKiB = 16 << 10;
 // The longest a Kafka transaction stays open across pages without a Flush (chunks of a large
 // source transaction): fewer commits, and far from any transaction timeout.
 constexpr std::chrono::milliseconds kLongestTransaction{1'000};
@@ -147,6 +153,8 @@ Status KafkaSink::Connect(const std::string& transactional_id) {
       {"compression.codec", options_.compression},
       {"linger.ms", std::to_string(options_.linger.count())},
       {"message.timeout.ms", std::to_string(options_.message_timeout.count())},
+      {"queue.buffering.max.messages", std::to_string(kQueueMessages)},
+      {"queue.buffering.max.kbytes", std::to_string(kQueueKiB)},
   };
   // Without idempotence a retried batch could overtake the next one: one request in flight
   // per broker keeps each partition's (so each key's) order.
@@ -375,6 +383,10 @@ void KafkaSink::RenderKey(const Change& change, const TableShape& shape) {
 std::string KafkaSink::KeyOf(const Change& change) {
   RenderKey(change, ShapeOf(change.relation));
   return key_;
+}
+
+size_t KafkaSink::Unacknowledged() const {
+  return producer_ == nullptr ? 0 : static_cast<size_t>(rd_kafka_outq_len(producer_));
 }
 
 Status KafkaSink::Write(const Page& page) {

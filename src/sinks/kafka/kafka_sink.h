@@ -127,6 +127,9 @@ class KafkaSink : public Sink {
   // The topic and key of `change` (for tests; Write uses them).
   Result<std::string> TopicOf(const Change& change) const;
   std::string KeyOf(const Change& change);
+  // Messages produced and not yet acknowledged (for tests): at most 20,000 (or 16 MiB), unless
+  // extra_client_config sets queue.buffering.max.messages or .kbytes; Write waits for room.
+  size_t Unacknowledged() const;
 
   // librdkafka's callbacks: a message acknowledged or not; an error (only a fatal one, which
   // ends the producer, matters: librdkafka retries the others itself).
