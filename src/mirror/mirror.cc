@@ -94,6 +94,18 @@ Result<Bookmark> Mirror::Bootstrap() {
 
 Result<bool> Mirror::Snapshot(const Bookmark& position) {
   const std::string& name = built_.doc.name;
+  // The attempt this one would redo (cut short by a crash, or by a failure that may have come
+  // after its commit) may have committed after all: then its rows are not sent again.
+  ASSIGN_OR_RETURN(bool committed, SnapshotCommitted(built_.doc.sink, SnapshotAtomic()));
+  if (committed) {
+    spdlog::info(
+        "mirror {}: the snapshot committed, though its end was not recorded (its token is in the "
+        "sink); not read again, streaming from {}",
+        name, position.ToString());
+    status_.snapshot_finished_ms = NowMs();
+    RETURN_IF_ERROR(PutMarker("cdc", true, position));
+    return true;
+  }
   status_.phase = "snapshot";
   status_.snapshot_rows = 0;
   status_.snapshot_started_ms = NowMs();
@@ -265,17 +277,6 @@ Status Mirror::Run() {
     if (!snapshot_done && snapshot_id_.empty()) {  // written by an older version
       snapshot_id_ = NewSnapshotId();
       RETURN_IF_ERROR(PutMarker("snapshot", false, position));
-    }
-    if (!snapshot_done) {
-      ASSIGN_OR_RETURN(snapshot_done, SnapshotCommitted(built_.doc.sink, SnapshotAtomic()));
-      if (snapshot_done) {
-        spdlog::info(
-            "mirror {}: the snapshot committed before the last run ended (its token is in the "
-            "sink); not read again, streaming from {}",
-            name, position.ToString());
-        status_.snapshot_finished_ms = NowMs();
-        RETURN_IF_ERROR(PutMarker("cdc", true, position));
-      }
     }
   }
   if (!snapshot_done) {

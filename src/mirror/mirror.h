@@ -52,7 +52,8 @@ class Mirror {
   // Captures P, with the database exactly at P when the CDC source can export it now
   // (Source::CapturePositionWithSnapshot); the snapshot source reads inside it.
   Result<Bookmark> Bootstrap();
-  // False when a stop request interrupted the snapshot.
+  // False when a stop request interrupted the snapshot. Under the atomic watermark, an attempt
+  // that committed before (SnapshotCommitted) is recorded as done instead of read again.
   Result<bool> Snapshot(const Bookmark& position);
   // Snapshot, redone after a transient failure under `continuous` (from P, plus upsert).
   Result<bool> SnapshotUntilDone(const Bookmark& position);

@@ -261,6 +261,14 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
   if (due.size() > room) due.resize(room);
   const int64_t now = NowMs();
   for (const std::string& table : due) {
+    Result<bool> committed = FinishCommittedSnapshot(table);
+    if (!committed.ok()) {  // not known: it must not be redone yet
+      ASSIGN_OR_RETURN(int64_t failures,
+                       Fail(table, committed.status().WithContext("snapshot of '" + table + "'")));
+      retry_at_[table] = now + RetryDelayMs(failures);
+      continue;
+    }
+    if (*committed) continue;
     const Resolved& resolved = resolved_.at(table);
     const TablePlan& plan = resolved.plan;
     const std::string key = TableKey(built_.doc.name, plan.id);
@@ -397,33 +405,26 @@ Status MultiMirror::RecoverSplitSnapshots() {
   return Status::Ok();
 }
 
-Status MultiMirror::RecoverCommittedSnapshots() {
-  const Delivery delivery = assembly::PipelineDelivery(built_.guarantee);
-  std::map<std::string, AtomicLoad> interrupted;
+Result<bool> MultiMirror::FinishCommittedSnapshot(const std::string& table) {
+  const TablePlan& plan = resolved_.at(table).plan;
+  AtomicLoad load;
   {
     MutexLock lock(mu_);
-    for (const auto& [table, t] : marker_.tables) {
-      if (t.phase == TablePhase::kSnapshotting && t.snapshot.shard_plan.empty() &&
-          resolved_.count(table)) {
-        interrupted[table] = SnapshotLoad(
-            delivery, TableKey(built_.doc.name, resolved_.at(table).plan.id), t.snapshot.id);
-      }
-    }
+    const TableState& t = marker_.tables[table];
+    if (t.phase != TablePhase::kSnapshotting || !t.snapshot.shard_plan.empty()) return false;
+    load = SnapshotLoad(assembly::PipelineDelivery(built_.guarantee),
+                        TableKey(built_.doc.name, plan.id), t.snapshot.id);
   }
-  bool recovered = false;
-  for (const auto& [table, load] : interrupted) {
-    ASSIGN_OR_RETURN(bool committed, SnapshotCommitted(resolved_.at(table).plan.sink, load));
-    if (!committed) continue;
-    MutexLock lock(mu_);
-    TableState& t = marker_.tables[table];
-    FinishSnapshot(t, NowMs());
-    recovered = true;
-    spdlog::info(
-        "mirror {}: table '{}': its snapshot committed before the last run ended (its token is "
-        "in the sink); not read again, it streams from {}",
-        built_.doc.name, table, t.position ? t.position->ToString() : "?");
-  }
-  return recovered ? Persist() : Status::Ok();
+  ASSIGN_OR_RETURN(bool committed, SnapshotCommitted(plan.sink, load));
+  if (!committed) return false;
+  MutexLock lock(mu_);
+  TableState& t = marker_.tables[table];
+  FinishSnapshot(t, NowMs());
+  spdlog::info(
+      "mirror {}: table '{}': its snapshot committed, though its end was not recorded (its token "
+      "is in the sink); not read again, it streams from {}",
+      built_.doc.name, table, t.position ? t.position->ToString() : "?");
+  return true;
 }
 
 void MultiMirror::ReportProgress() {
@@ -798,7 +799,6 @@ Status MultiMirror::Run() {
     }
   }
   RETURN_IF_ERROR(Discover(true).WithContext("mirror " + name + ": discovering tables"));
-  RETURN_IF_ERROR(RecoverCommittedSnapshots());
   RETURN_IF_ERROR(RecoverSplitSnapshots());
   if (fresh) {
     // The initial load: P with the database exactly at P when the slot is created now.

@@ -96,7 +96,8 @@ class MultiMirror {
   Status Discover(bool first);
   // Starts snapshots of `due` tables (as many as `concurrency` has room for) joining at
   // `position`: each table's state is seeded with it, its read split in parts when
-  // mirror.snapshot.shards asks; then SpawnReads.
+  // mirror.snapshot.shards asks; then SpawnReads. A table whose interrupted attempt committed
+  // (FinishCommittedSnapshot) is not read again; one for which that is not known is retried later.
   Status StartSnapshots(const Bookmark& position, std::vector<std::string> due);
   // Starts reads (whole tables or parts) of the snapshots under way, up to `concurrency`.
   void SpawnReads(int64_t now_ms) EXCLUDES(mu_);
@@ -111,10 +112,11 @@ class MultiMirror {
   // The snapshot a split read starts in: the bootstrap's exact cut while there is one, else
   // one exported now (after the join point was captured).
   Result<std::shared_ptr<const ConsistentSnapshot>> SplitSnapshot();
-  // After a crash, under the atomic watermark: every table whose whole-table snapshot had
-  // committed in its sink before its end was recorded (SnapshotCommitted) is recorded as
-  // snapshotted, not read again.
-  Status RecoverCommittedSnapshots() EXCLUDES(mu_);
+  // Before a whole-table snapshot is redone (after a crash, or a failure that may have come
+  // after its commit): true when the attempt it replaces committed in the sink after all
+  // (SnapshotCommitted, under the atomic watermark), which then records the table as
+  // snapshotted instead.
+  Result<bool> FinishCommittedSnapshot(const std::string& table) EXCLUDES(mu_);
   // After a crash: every table whose split snapshot was under way reads all its parts again,
   // in one new snapshot, from its join point (or, when no snapshot can be exported, whole,
   // from a new one).
