@@ -279,7 +279,17 @@ Status MultiMirror::StartSnapshots(const Bookmark& position, std::vector<std::st
     const auto over = tables_.per_table.find(table);
     const YAML::Node& own = over == tables_.per_table.end() ? YAML::Node() : over->second.snapshot;
     const bool own_query = own.IsMap() && own["query"];
-    if (tables_.shards > 1 && !own_query) {
+    // A split read redone after a crash reads every part again: into an append destination
+    // the parts read before it would be there twice, which exactly_once must not allow.
+    const bool exactly_once =
+        assembly::PipelineDelivery(built_.guarantee) == Delivery::kAtomicWatermark;
+    if (tables_.shards > 1 && !own_query && exactly_once && plan.write_mode == "append") {
+      spdlog::warn(
+          "mirror {}: table '{}' is read whole, not in parts (mirror.snapshot.shards): under "
+          "delivery exactly_once its append destination would get the parts read before a crash "
+          "twice",
+          built_.doc.name, table);
+    } else if (tables_.shards > 1 && !own_query) {
       std::vector<std::string> warnings;
       ASSIGN_OR_RETURN(std::unique_ptr<Source> reader,
                        assembly::MakeSource(plan.snapshot, warnings));
