@@ -124,6 +124,17 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
                       "' cannot discover tables; a multi-table mirror resolves its table set "
                       "from the snapshot source's discovery");
     }
+    // MultiMirror::StartSnapshots reads such tables whole.
+    if (cfg.tables->shards > 1 &&
+        assembly::PipelineDelivery(built.guarantee) == Delivery::kAtomicWatermark &&
+        !assembly::SinkWritesByKey(doc.sink.type)) {
+      warnings.push_back(snapshot.Where("shards") +
+                         ": mirror.snapshot.shards: the tables are read whole, not in parts: "
+                         "their " +
+                         doc.sink.type +
+                         " destination is appended to, and under delivery exactly_once a split "
+                         "read redone after a crash would send the parts read before it twice");
+    }
     return cfg;
   }
   if (!built.parts.sink->Capabilities().dedups_by_key) {

@@ -425,6 +425,24 @@ TEST(CliMirror, AnAppendSinkIsOnlyAWarning) {
   EXPECT_NE(r.output.find("does not write by key"), std::string::npos) << r.output;
 }
 
+// Under exactly_once, shards are not used for tables appended to (MultiMirror reads them whole):
+// validate says so.
+TEST(CliMirror, ShardsUnderExactlyOnceIntoKafkaAreAWarning) {
+  std::string yaml =
+      std::string("delivery: exactly_once\npipeline:\n") + kMirrorSource +
+      "  sink: {type: kafka, config: {brokers: '127.0.0.1:1', topic: {name: 'cdc.{table}'}, "
+      "exactly_once: {}}}\n"
+      "  state: {type: file, config: {path: st}}\n"
+      "mirror: {tables: {include: ['public.*'], destination: {topic: {name: 'cdc.{table}'}}}, "
+      "snapshot: {shards: 4, source: {type: postgres, config: {connection_url: "
+      "'postgres://u@h/d', query: 'x'}}}}\n";
+  ProcessResult r = Faucet({"validate", WriteConfig("mt.yaml", yaml)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("mirror.snapshot.shards: the tables are read whole, not in parts"),
+            std::string::npos)
+      << r.output;
+}
+
 // A row the destination cannot take goes to the DLQ with its error; the rest is written. Without
 // a DLQ the page fails with an error naming the table, key and column, and nothing is persisted.
 TEST(CliDlq, RejectedRowsGoToTheDlqAndTheRestIsWritten) {
