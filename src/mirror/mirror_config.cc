@@ -124,10 +124,13 @@ Result<MirrorConfig> ParseMirrorConfig(const assembly::BuiltPipeline& built,
                       "' cannot discover tables; a multi-table mirror resolves its table set "
                       "from the snapshot source's discovery");
     }
-    // MultiMirror::StartSnapshots reads such tables whole.
-    if (cfg.tables->shards > 1 &&
-        assembly::PipelineDelivery(built.guarantee) == Delivery::kAtomicWatermark &&
-        !assembly::SinkWritesByKey(doc.sink.type)) {
+    // MultiMirror::StartSnapshots reads append tables whole (those per_table makes append,
+    // and keyless ones, are only known there).
+    const YAML::Node mode = doc.sink.config.node()["write_mode"];  // const: reads only
+    const bool appends = !assembly::SinkWritesByKey(doc.sink.type) ||
+                         (mode.IsDefined() && mode.IsScalar() && mode.Scalar() == "append");
+    if (cfg.tables->shards > 1 && appends &&
+        assembly::PipelineDelivery(built.guarantee) == Delivery::kAtomicWatermark) {
       warnings.push_back(snapshot.Where("shards") +
                          ": mirror.snapshot.shards: the tables are read whole, not in parts: "
                          "their " +

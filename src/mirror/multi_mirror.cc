@@ -415,6 +415,12 @@ Status MultiMirror::RecoverSplitSnapshots() {
   return Status::Ok();
 }
 
+AtomicLoad MultiMirror::TableLoad(const TablePlan& plan, const std::string& id,
+                                  int64_t shard) const {
+  return SnapshotLoad(assembly::PipelineDelivery(built_.guarantee),
+                      TableKey(built_.doc.name, plan.id), id, shard);
+}
+
 Result<bool> MultiMirror::FinishCommittedSnapshot(const std::string& table) {
   const TablePlan& plan = resolved_.at(table).plan;
   AtomicLoad load;
@@ -422,8 +428,7 @@ Result<bool> MultiMirror::FinishCommittedSnapshot(const std::string& table) {
     MutexLock lock(mu_);
     const TableState& t = marker_.tables[table];
     if (t.phase != TablePhase::kSnapshotting || !t.snapshot.shard_plan.empty()) return false;
-    load = SnapshotLoad(assembly::PipelineDelivery(built_.guarantee),
-                        TableKey(built_.doc.name, plan.id), t.snapshot.id);
+    load = TableLoad(plan, t.snapshot.id, -1);
   }
   ASSIGN_OR_RETURN(bool committed, SnapshotCommitted(plan.sink, load));
   if (!committed) return false;
@@ -531,9 +536,7 @@ void MultiMirror::SnapshotTable(SnapshotJob& job, TablePlan plan,
   read.stop = &stop_;
   {
     MutexLock lock(mu_);
-    read.atomic = SnapshotLoad(assembly::PipelineDelivery(built_.guarantee),
-                               TableKey(built_.doc.name, plan.id),
-                               marker_.tables[plan.table].snapshot.id, job.shard);
+    read.atomic = TableLoad(plan, marker_.tables[plan.table].snapshot.id, job.shard);
   }
   uint64_t counted = 0;  // of this read, in the table's rows
   read.on_rows = [&](uint64_t rows) {

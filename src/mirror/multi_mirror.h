@@ -117,6 +117,9 @@ class MultiMirror {
   // (SnapshotCommitted, under the atomic watermark), which then records the table as
   // snapshotted instead.
   Result<bool> FinishCommittedSnapshot(const std::string& table) EXCLUDES(mu_);
+  // The bulk load of attempt `id` of the table's snapshot (part `shard`, -1: whole) under the
+  // atomic watermark (SnapshotLoad; an empty scope otherwise).
+  AtomicLoad TableLoad(const TablePlan& plan, const std::string& id, int64_t shard) const;
   // After a crash: every table whose split snapshot was under way reads all its parts again,
   // in one new snapshot, from its join point (or, when no snapshot can be exported, whole,
   // from a new one).

@@ -426,21 +426,33 @@ TEST(CliMirror, AnAppendSinkIsOnlyAWarning) {
 }
 
 // Under exactly_once, shards are not used for tables appended to (MultiMirror reads them whole):
-// validate says so.
-TEST(CliMirror, ShardsUnderExactlyOnceIntoKafkaAreAWarning) {
-  std::string yaml =
-      std::string("delivery: exactly_once\npipeline:\n") + kMirrorSource +
-      "  sink: {type: kafka, config: {brokers: '127.0.0.1:1', topic: {name: 'cdc.{table}'}, "
-      "exactly_once: {}}}\n"
-      "  state: {type: file, config: {path: st}}\n"
-      "mirror: {tables: {include: ['public.*'], destination: {topic: {name: 'cdc.{table}'}}}, "
-      "snapshot: {shards: 4, source: {type: postgres, config: {connection_url: "
-      "'postgres://u@h/d', query: 'x'}}}}\n";
-  ProcessResult r = Faucet({"validate", WriteConfig("mt.yaml", yaml)});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("mirror.snapshot.shards: the tables are read whole, not in parts"),
-            std::string::npos)
-      << r.output;
+// validate says so, for a sink that only appends and for write_mode: append, and not for upsert.
+TEST(CliMirror, ShardsUnderExactlyOnceIntoAnAppendDestinationAreAWarning) {
+  const std::string kWhole = "mirror.snapshot.shards: the tables are read whole, not in parts";
+  const struct {
+    const char* sink;
+    const char* destination;
+    bool warned;
+  } kCases[] = {
+      {"{type: kafka, config: {brokers: '127.0.0.1:1', topic: {name: t}, exactly_once: {}}}",
+       "{topic: {name: 'cdc.{table}'}}", true},
+      {"{type: postgres, config: {connection_url: 'postgres://u@h/d', write_mode: append}}",
+       "{table_name: '{table_name}'}", true},
+      {"{type: postgres, config: {connection_url: 'postgres://u@h/d'}}",
+       "{table_name: '{table_name}'}", false},
+  };
+  for (const auto& c : kCases) {
+    const std::string yaml =
+        std::string("delivery: exactly_once\npipeline:\n") + kMirrorSource + "  sink: " + c.sink +
+        "\n  state: {type: file, config: {path: st}}\n"
+        "mirror: {tables: {include: ['public.*'], destination: " +
+        c.destination +
+        "}, snapshot: {shards: 4, source: {type: postgres, config: {connection_url: "
+        "'postgres://u@h/d', query: 'x'}}}}\n";
+    ProcessResult r = Faucet({"validate", WriteConfig("mt.yaml", yaml)});
+    EXPECT_EQ(r.exit_code, 0) << c.sink << "\n" << r.output;
+    EXPECT_EQ(r.output.find(kWhole) != std::string::npos, c.warned) << c.sink << "\n" << r.output;
+  }
 }
 
 // A row the destination cannot take goes to the DLQ with its error; the rest is written. Without

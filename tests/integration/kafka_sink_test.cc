@@ -50,7 +50,24 @@ class KafkaSinkTest : public ::testing::Test {
   // A scope of the test's own: its transactional.id is the sink's prefix and the scope, and
   // another test's producer of the same id would fence this one's.
   const std::string scope_ = prefix_ + ".pipe";
+
+  // The sink and state lines of a mirror config: kafka under exactly_once writing `topic`, its
+  // state in `dir`.
+  std::string ExactlyOnceSinkAndState(const std::string& topic, const std::string& dir) const {
+    return "  sink: {type: kafka, config: {brokers: '" + brokers_ + "', topic: {name: '" + topic +
+           "'}, linger: 2, exactly_once: {commit_token_topic: '" + prefix_ + ".tokens'}}}\n" +
+           "  state: {type: file, config: {path: '" + dir + "/state'}}\n";
+  }
 };
+
+// The output of `faucet mirror config` armed at crash point `at`; a run that does not die there
+// fails the test.
+std::string MirrorKilledAt(const std::string& config, const std::string& at) {
+  testing::ProcessResult r =
+      testing::RunProcess({FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", at}});
+  EXPECT_EQ(r.exit_code, kCrashExitCode) << at << "\n" << r.output;
+  return r.output;
+}
 
 Page PageOf(int from, int to) {
   static const RelationPtr relation = [] {
@@ -367,10 +384,9 @@ TEST_F(KafkaSinkTest, AnOpenTransactionOnTheTokenTopicIsWaitedForNotReadPast) {
 
 // The multi-table mirror into Kafka, unchanged, under exactly_once: a topic per table (from
 // mirror.tables.destination; shards asked, tables read whole), its snapshot rows, then each
-// change once, across a crash right
-// after a table's snapshot committed (not redone: the token committed with it says so), one in
-// the middle of a table's snapshot (redone: the first attempt's pages must not be seen) and two
-// in the middle of the stream.
+// change once, across a crash right after a table's snapshot committed (not redone: the token
+// committed with it says so), one in the middle of a table's snapshot (redone: the first
+// attempt's pages must not be seen) and two in the middle of the stream.
 TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   postgres::testing::TestDb db;
   const std::string schema = prefix_;
@@ -390,10 +406,7 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
       << "pipeline:\n  source: {type: postgres-cdc, config: {connection_url: '" << db.url()
       << "', slot_name: " << schema << "_slot, publication_name: " << schema
       << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-      << "  sink: {type: kafka, config: {brokers: '" << brokers_
-      << "', topic: {name: unused}, linger: 2, exactly_once: "
-      << "{commit_token_topic: '" << prefix_ << ".tokens'}}}\n"
-      << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
+      << ExactlyOnceSinkAndState("unused", dir)
       << "mirror:\n  mode: snapshot_then_cdc\n  continuous: false\n"
       << "  snapshot: {shards: 4, source: {type: postgres, config: {connection_url: '" << db.url()
       << "', query: 'SELECT 1', batch_size: 500}}}\n"
@@ -404,23 +417,20 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   }
   // Killed once the first snapshot (b's, of one page) committed, before the mirror recorded
   // its end: the restart finds b's token and does not read b again.
-  testing::ProcessResult committed = testing::RunProcess(
-      {FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", "mirror.snapshot_committed:1"}});
-  ASSERT_EQ(committed.exit_code, kCrashExitCode) << committed.output;
+  const std::string committed = MirrorKilledAt(config, "mirror.snapshot_committed:1");
   // Read whole, though shards are asked: a split read redone after a crash would send the
   // parts read before it twice.
-  EXPECT_NE(committed.output.find("table '" + schema + ".a' is read whole, not in parts"),
+  EXPECT_NE(committed.find("table '" + schema + ".a' is read whole, not in parts"),
             std::string::npos)
-      << committed.output;
+      << committed;
   // Killed once 50 pages of a's snapshot are written (most of them sent to the broker, as the
   // topics exist): the Kafka transaction stays open, and the redo's producer of the same scope
   // aborts it.
-  testing::ProcessResult killed = testing::RunProcess(
-      {FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", "mirror.table_snapshot_page:50"}});
-  ASSERT_EQ(killed.exit_code, kCrashExitCode) << killed.output;
-  EXPECT_NE(killed.output.find("table '" + schema + ".b': its snapshot committed, though"),
+  const std::string killed = MirrorKilledAt(config, "mirror.table_snapshot_page:50");
+  ASSERT_FALSE(HasFailure());
+  EXPECT_NE(killed.find("table '" + schema + ".b': its snapshot committed, though"),
             std::string::npos)
-      << killed.output;
+      << killed;
   testing::ProcessResult snapshot = testing::RunProcess({FAUCET_BINARY, "mirror", config});
   ASSERT_EQ(snapshot.exit_code, 0) << snapshot.output;
   EXPECT_EQ(snapshot.output.find("unknown key"), std::string::npos) << snapshot.output;
@@ -435,10 +445,9 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   // Killed with a page in an open Kafka transaction, then with a page committed but its
   // bookmark not persisted (however the changes were cut into pages, both points are reached).
   for (const char* at : {"pipeline.after_write:1", "pipeline.after_flush:1"}) {
-    testing::ProcessResult crashed =
-        testing::RunProcess({FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", at}});
-    ASSERT_EQ(crashed.exit_code, kCrashExitCode) << at << "\n" << crashed.output;
+    MirrorKilledAt(config, at);
   }
+  ASSERT_FALSE(HasFailure());
   testing::ProcessResult resumed = testing::RunProcess({FAUCET_BINARY, "mirror", config});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
 
@@ -482,17 +491,13 @@ TEST_F(KafkaSinkTest, AMirrorSnapshotThatCommittedBeforeACrashIsNotSentAgain) {
   const std::string config = dir + "/mirror.yaml";
   std::ofstream(config) << "version: 1\nname: " << prefix_ << "\ndelivery: exactly_once\n"
                         << "pipeline:\n  source: " << table.SourceYaml() << "\n"
-                        << "  sink: {type: kafka, config: {brokers: '" << brokers_
-                        << "', topic: {name: '" << topic << "'}, linger: 2, exactly_once: "
-                        << "{commit_token_topic: '" << prefix_ << ".tokens'}}}\n"
-                        << "  state: {type: file, config: {path: '" << dir << "/state'}}\n"
+                        << ExactlyOnceSinkAndState(topic, dir)
                         << "mirror:\n  mode: snapshot_then_cdc\n  continuous: false\n"
                         << "  snapshot: {source: {type: postgres, config: {connection_url: '"
                         << db.url() << "', query: 'SELECT * FROM " << table.name()
                         << "', batch_size: 500}}}\n";
-  testing::ProcessResult killed = testing::RunProcess(
-      {FAUCET_BINARY, "mirror", config}, {{"FAUCET_CRASH_AT", "mirror.snapshot_committed:1"}});
-  ASSERT_EQ(killed.exit_code, kCrashExitCode) << killed.output;
+  MirrorKilledAt(config, "mirror.snapshot_committed:1");
+  ASSERT_FALSE(HasFailure());
   db.Exec("INSERT INTO " + table.name() + " VALUES (5000, 'new')");
   testing::ProcessResult resumed = testing::RunProcess({FAUCET_BINARY, "mirror", config});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
