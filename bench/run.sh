@@ -11,8 +11,9 @@
 # (another build dir: its faucet runs too, interleaved, labelled "baseline"), BENCH_ROWS
 # (1000000), BENCH_TXNS (100000 single-row transactions), BENCH_OUT (also write the markdown
 # report there), BENCH_REFERENCES=0 (cdc and mysql-cdc without the reference tools beside their
-# limits: for long runs). Starts its own PostgreSQL and MariaDB (scripts/services.sh) and SQLite
-# files in a temp dir, and removes them on exit. BUILD_DIR holds faucet and the limits
+# limits: for long runs), BENCH_APPLY_DESTS (the apply scenario's destinations, default
+# "postgres sqlite mysql"). Starts its own PostgreSQL and MariaDB (scripts/services.sh) and
+# SQLite files in a temp dir, and removes them on exit. BUILD_DIR holds faucet and the limits
 # bench/drain.cc and bench/replay.cc (targets faucet_drain, faucet_replay).
 #
 # Scenarios:
@@ -23,7 +24,9 @@
 #             last row: faucet's output file's mtime minus the start (process start to the last
 #             byte written, without the idle_timeout wait); drain's process time. For reference
 #             (BENCH_REFERENCES=0 leaves them out): pg_recvlogical into a file, and for the big
-#             transaction drain waiting in poll() and pg_recvlogical into /dev/null.
+#             transaction drain waiting in poll() and pg_recvlogical into /dev/null. For the big
+#             transaction also "writing the output alone": faucet's output file copied by dd (what
+#             writing it costs once its commit has arrived).
 #   mysql-cdc mysql-cdc -> jsonl (`faucet run`, batch_size 1000, idle_timeout 1) beside
 #             mariadb-binlog --read-from-remote-server reading the same binlog range (from SHOW
 #             MASTER STATUS before the load to after it; each case in a binlog file of its own):
@@ -148,11 +151,26 @@ export FAUCET_TEST_MYSQL_PORT
 psqlq "$SRC" -c "CREATE DATABASE bench_dst"
 
 RESULTS=$WORK/results.tsv # scenario, tool, run, rows, seconds, rss_kb, cpu_s
-# record SCENARIO TOOL RUN ROWS SECONDS TIMEFILE: the first tool recorded for a scenario is its
-# limit; tools named faucet* are compared with every other tool of the scenario.
+# record SCENARIO TOOL RUN ROWS SECONDS TIMEFILE [EXTRA_CPU_S]: the first tool recorded for a
+# scenario is its limit; tools named faucet* are compared with every other tool of the scenario.
+# EXTRA_CPU_S is added to the CPU the time file reports (drain: the server's share).
 record() {
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$(rss_kb "$6")" "$(cpu_s "$6")" >>"$RESULTS"
-  log "$1 | $2 | run $3: $4 rows in $5 s, peak RSS $(rss_kb "$6") KiB, CPU $(cpu_s "$6") s"
+  local cpu
+  cpu=$(awk -v a="$(cpu_s "$6")" -v b="${7:-0}" 'BEGIN { printf "%.2f", a + b }')
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$(rss_kb "$6")" "$cpu" >>"$RESULTS"
+  log "$1 | $2 | run $3: $4 rows in $5 s, peak RSS $(rss_kb "$6") KiB, CPU $cpu s"
+}
+# CPU seconds the Postgres server's processes have used so far: the postmaster's own and its
+# reaped children's (a walsender that has exited), plus each live child's. Read before and after
+# a drain run, the difference is the walsender's work (and whatever else the server did then).
+PG_CLK_TCK=$(getconf CLK_TCK)
+PG_POSTMASTER=$(head -n 1 "$(sqlv "$SRC" -c "SHOW data_directory")/postmaster.pid")
+server_cpu_s() {
+  local pm=$PG_POSTMASTER
+  # /proc/PID/stat after "(comm) ": state is field 1, utime 12, stime 13, cutime 14, cstime 15.
+  { sed 's/.*) //' "/proc/$pm/stat" | awk '{ print $12 + $13 + $14 + $15 }'
+    for c in $(pgrep -P "$pm"); do sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'; done
+  } | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
 }
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -230,13 +248,22 @@ recv() {
 
 # drain SCENARIO TEMPLATE_SLOT PUBLICATION CHANGES RUN [nap|poll]: bench/drain.cc (the walsender's
 # own rate: receives the stream and drops it) on a copy of the template slot, until CHANGES row
-# changes and a commit have arrived. Process start to exit.
+# changes and a commit have arrived. Process start to exit. Its CPU adds the server's over the
+# run (server_cpu_s, read once the walsender has exited): the walsender's work, which faucet's
+# runs share the machine's cores with.
 drain() {
-  local scenario=$1 tmpl=$2 pub=$3 changes=$4 run=$5 mode=${6:-nap} s
+  local scenario=$1 tmpl=$2 pub=$3 changes=$4 run=$5 mode=${6:-nap} s server
   sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('$tmpl', 'drain')" >/dev/null
+  server=$(server_cpu_s)
   s=$(now)
   /usr/bin/time -v -o "$WORK/time" "$DRAIN" "$SRC" drain "$pub" "$changes" "$mode" >/dev/null
-  record "$scenario" "drain$([[ $mode == poll ]] && echo ", poll")" "$run" "$changes" "$(sub "$(now)" "$s")" "$WORK/time"
+  local took
+  took=$(sub "$(now)" "$s")
+  # The walsender leaves pg_stat_replication as it exits; the postmaster then reaps it.
+  until [[ $(sqlv "$SRC" -c "SELECT count(*) FROM pg_stat_replication") == 0 ]]; do sleep 0.05; done
+  sleep 0.05
+  server=$(awk -v a="$server" -v b="$(server_cpu_s)" 'BEGIN { printf "%.2f", b - a }')
+  record "$scenario" "drain$([[ $mode == poll ]] && echo ", poll")" "$run" "$changes" "$took" "$WORK/time" "$server"
   sqlv "$SRC" -c "SELECT pg_drop_replication_slot('drain')" >/dev/null
 }
 
@@ -267,6 +294,16 @@ cdc_case() {
         { cat "$WORK/faucet.log" >&2; exit 1; }
       [[ $(wc -l <"$out") == "$rows" ]] || { log "faucet wrote $(wc -l <"$out") rows, not $rows"; exit 1; }
       record "cdc-$name" "$label" "$i" "$rows" "$(sub "$(mtime "$out")" "$s")" "$WORK/time"
+      if ((v == 0)) && [[ $name == big ]]; then
+        # What the transaction's output costs to write once it is known: the file copied (from
+        # the page cache) into a new one. Every line carries the commit LSN and time, which
+        # arrive with Stream Commit after the walsender's last change, so no correct client
+        # writes the output before drain's end: drain + this bounds faucet (BENCHMARKS.md).
+        s=$(now)
+        /usr/bin/time -v -o "$WORK/time" dd if="$out" of="$WORK/copy.jsonl" bs=1M 2>/dev/null
+        record "cdc-$name" "writing the output alone" "$i" "$rows" "$(sub "$(now)" "$s")" "$WORK/time"
+        rm -f "$WORK/copy.jsonl"
+      fi
       rm -f "$out"
       sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_$name')" >/dev/null
     done
@@ -664,6 +701,26 @@ SQL
   sink:
 $2" >"$WORK/apply.yaml"
   }
+  # poll_until_one CLIENT...: one client session (a coprocess reading SQL on stdin) asked every
+  # 10 ms whether the sentinel row has arrived, until it answers 1. A client started per poll
+  # (about 3 ms of CPU each) took a third of a core from the run it watched on this 2-core
+  # machine; this one takes about 2.5% of a core. The nap is a read with a timeout on a FIFO
+  # nobody writes: no process per poll either.
+  poll_until_one() {
+    local nap got fifo=$WORK/nap.$BASHPID
+    mkfifo "$fifo"
+    exec {nap}<>"$fifo"
+    rm -f "$fifo"
+    coproc CLIENT { "$@" 2>/dev/null; }
+    while :; do
+      echo "SELECT count(*) FROM mix WHERE id = -1;" >&"${CLIENT[1]}"
+      read -r -t 10 got <&"${CLIENT[0]}" || got=
+      [[ $got == 1 ]] && break
+      read -r -t 0.01 -u "$nap" || true
+    done
+    exec {CLIENT[1]}>&- {nap}>&-
+    wait "$CLIENT_PID" 2>/dev/null || true
+  }
   # Per destination: empty it, check it against the source, and watch it (poll every 10 ms) until
   # the sentinel row has arrived.
   empty_postgres() { psqlq "$DST" -c "TRUNCATE mix"; }
@@ -674,16 +731,10 @@ $2" >"$WORK/apply.yaml"
   }
   empty_sqlite() { sqlite3 "$db" "DELETE FROM mix" "VACUUM" >/dev/null; }
   check_sqlite() { [[ $(sqlite3 "$db" "$sums") == "$expect_sums" ]]; }
-  watch_sqlite() {
-    until [[ $(sqlite3 -cmd ".timeout 2000" "$db" "SELECT count(*) FROM mix WHERE id = -1" 2>/dev/null) == 1 ]]; do
-      sleep 0.01
-    done
-  }
+  watch_sqlite() { poll_until_one sqlite3 -cmd ".timeout 2000" "$db"; }
   empty_mysql() { mysqlq -e "TRUNCATE mix"; }
   check_mysql() { [[ $(mysqlv -e "SELECT concat(count(*), '|', sum(id), '|', coalesce(sum(length(doc)), 0)) FROM mix") == "$expect_sums" ]]; }
-  watch_mysql() {
-    until [[ $(mysqlv -e "SELECT count(*) FROM mix WHERE id = -1" 2>/dev/null) == 1 ]]; do sleep 0.01; done
-  }
+  watch_mysql() { poll_until_one mysqlv --unbuffered --force; }
 
   # timed_apply SCENARIO DEST YAML: `$bin run YAML` timed from its start to the sentinel row's
   # arrival in DEST (watched meanwhile), DEST checked against the source, recorded as $label.
@@ -763,10 +814,10 @@ YAML
   for ((i = 1; i <= RUNS; i++)); do
     # Decoding alone bounds any apply of this change stream: the drain client reading it. One
     # measurement serves every destination (recorded for each).
-    drain apply-postgres tmpl_mix pub_mix "$ROWS" "$i"
+    drain "apply-${APPLY_DESTS[0]}" tmpl_mix pub_mix "$ROWS" "$i"
     local drained
     drained=$(tail -n 1 "$RESULTS")
-    for dest in "${APPLY_DESTS[@]:1}"; do echo "${drained/#apply-postgres/apply-$dest}" >>"$RESULTS"; done
+    for dest in "${APPLY_DESTS[@]:1}"; do echo "${drained/#apply-${APPLY_DESTS[0]}/apply-$dest}" >>"$RESULTS"; done
     for dest in "${APPLY_DESTS[@]}"; do apply_case "$dest"; done
   done
 }
@@ -989,6 +1040,7 @@ report() {
           if (tool[s, x] !~ /^faucet/) continue
           for (y = 1; y <= ntools[s]; y++) {
             if (tool[s, y] ~ /^faucet/) continue
+            if (tool[s, y] ~ /^writing/) continue  # a part of the work, not a rival
             # a baseline only against the faucet run of the same variant
             if (tool[s, y] ~ /^baseline/ && substr(tool[s, y], 9) != substr(tool[s, x], 7)) continue
             pr = ""
@@ -1014,7 +1066,7 @@ for scenario in "${SCENARIOS[@]}"; do
   kafka) bench_kafka ;;
   metrics) bench_metrics ;;
   apply)
-    APPLY_DESTS=(postgres sqlite mysql)
+    read -ra APPLY_DESTS <<<"${BENCH_APPLY_DESTS:-postgres sqlite mysql}"
     bench_apply
     ;;
   kafka-apply)
