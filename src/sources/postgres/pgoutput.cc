@@ -110,18 +110,17 @@ Row ReadTuple(Reader& r) {
     return row;
   }
   const bool copy = r.copy_values();
-  if (copy) {
-    // One cell more than the tuple: cdc_unwrap appends its marker without reallocating.
-    row.reserve(n + 1);
-    row.resize(n);  // Cell() is null
-  }
+  // One cell more than the tuple: cdc_unwrap appends its marker without reallocating. Cells are
+  // built in place, each value constructed from its bytes (not assigned over an empty one).
+  if (copy) row.reserve(n + 1);
   for (uint16_t i = 0; i < n && !r.failed(); ++i) {
     char kind = static_cast<char>(r.U8());
     switch (kind) {
       case 'n':
+        if (copy) row.emplace_back();
         break;
       case 'u':
-        if (copy) row[i].state = CellState::kUnchangedToast;
+        if (copy) row.push_back(Cell::UnchangedToast());
         break;
       case 't': {
         int32_t len = r.I32();
@@ -131,10 +130,7 @@ Row ReadTuple(Reader& r) {
           break;
         }
         std::string_view value = r.Bytes(static_cast<size_t>(len));
-        if (copy && !r.failed()) {
-          row[i].state = CellState::kValue;
-          row[i].text.assign(value.data(), value.size());
-        }
+        if (copy && !r.failed()) row.push_back(Cell::Value(std::string(value)));
         break;
       }
       case 'b':

@@ -207,7 +207,7 @@ Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& ou
 Status PgoutputDecoder::Replay(size_t max_changes, std::vector<TxnEvent>& out) {
   if (!replaying()) return Internal("pgoutput: Replay without a committed streamed transaction");
   size_t produced = 0;
-  std::string bytes;
+  std::string_view bytes;
   while (produced < max_changes) {
     ASSIGN_OR_RETURN(bool more, replay_->Next(bytes));
     if (!more) {

@@ -24,6 +24,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Most messages Receive handles in one call (see there).
+constexpr size_t kBurstMessages = 1024;
+
 Bookmark MakeBookmark(Lsn lsn) { return Bookmark{Json{{"last_lsn", lsn.ToString()}}}; }
 
 Result<Lsn> ParseBookmark(const Bookmark& b) {
@@ -191,13 +194,24 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
 
 Status PostgresCdcSource::Receive(Clock::time_point until) {
   bool read_socket = false;  // libpq's buffer was refilled since the last empty answer
+  // Messages handled in this call: a burst that libpq already holds is taken whole (up to
+  // kBurstMessages, or until a page is ready or a streamed transaction replays), with one clock
+  // reading for it rather than one per message.
+  size_t handled = 0;
+  data_arrived_ = false;
+  auto done = [&] {
+    if (data_arrived_) last_data_ = Clock::now();
+    return Status::Ok();
+  };
   while (true) {
     char* buffer = nullptr;
     int n = PQgetCopyData(conn_.get(), &buffer, /*async=*/1);
     if (n > 0) {
       Status s = HandleCopyData(std::string_view(buffer, static_cast<size_t>(n)));
       PQfreemem(buffer);
-      return s;
+      if (!s.ok()) return s;
+      if (++handled < kBurstMessages && !pager_.has_ready() && !decoder_.replaying()) continue;
+      return done();
     }
     if (n == -1) {
       ResultPtr r(PQgetResult(conn_.get()));
@@ -218,6 +232,7 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
       continue;
     }
     read_socket = false;
+    if (handled > 0) return done();
     const Clock::time_point now = Clock::now();
     if (now >= until) return Status::Ok();
     if (now - last_data_ < kBurstNap) {
@@ -236,7 +251,7 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
 Status PostgresCdcSource::HandleCopyData(std::string_view data) {
   ASSIGN_OR_RETURN(ReplicationMessage message, ParseReplicationMessage(data));
   if (const auto* x = std::get_if<XLogData>(&message)) {
-    last_data_ = Clock::now();
+    data_arrived_ = true;
     events_.clear();
     Status s = decoder_.Decode(x->payload, events_);
     if (!s.ok()) return s.WithContext("at WAL position " + x->wal_start.ToString());

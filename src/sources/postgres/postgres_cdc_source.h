@@ -149,6 +149,7 @@ class PostgresCdcSource final : public Source {
 
   std::chrono::steady_clock::time_point cycle_start_;
   std::chrono::steady_clock::time_point last_data_;
+  bool data_arrived_ = false;  // HandleCopyData saw WAL data in the current Receive call
   std::chrono::steady_clock::time_point last_status_;
   PostgresCdcStats stats_;
 };

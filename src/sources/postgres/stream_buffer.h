@@ -30,10 +30,11 @@ class BufferedStream {
   BufferedStream(const BufferedStream&) = delete;
   BufferedStream& operator=(const BufferedStream&) = delete;
 
-  // The next message that survives the subtransaction aborts, or false at the end. Relation
-  // and Type messages always survive: the server sends a relation's schema once per streamed
-  // transaction, whichever subtransaction touched it first, and later messages rely on it.
-  Result<bool> Next(std::string& message);
+  // The next message that survives the subtransaction aborts, or false at the end; `message`
+  // stays valid until the next call. Relation and Type messages always survive: the server
+  // sends a relation's schema once per streamed transaction, whichever subtransaction touched it
+  // first, and later messages rely on it.
+  Result<bool> Next(std::string_view& message);
 
  private:
   friend class StreamBuffer;
@@ -41,12 +42,13 @@ class BufferedStream {
   std::vector<std::string> chunks_;  // records never span chunks
   size_t memory_bytes_ = 0;          // capacity of chunks_
   std::FILE* spill_ = nullptr;       // unlinked temp file; null until the budget is exceeded
-  std::set<uint32_t> aborted_;  // aborted subtransactions
+  std::set<uint32_t> aborted_;       // aborted subtransactions
 
   // Replay cursor.
   size_t chunk_ = 0;
   size_t offset_ = 0;
   bool reading_file_ = false;
+  std::string read_;  // the message last read from the file
 };
 
 class StreamBuffer {
