@@ -1,6 +1,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 
 #include "transforms/relation_cache.h"
 #include "transforms/transforms.h"
@@ -26,18 +28,27 @@ const char* LongOpName(ChangeOp op) {
   return "";
 }
 
-bool OpIn(ChangeOp op, const std::vector<std::string>& ops) {
-  std::string code(1, ChangeOpCode(op));
-  return std::find(ops.begin(), ops.end(), code) != ops.end() ||
-         std::find(ops.begin(), ops.end(), LongOpName(op)) != ops.end();
+constexpr ChangeOp kOps[] = {ChangeOp::kInsert, ChangeOp::kUpdate, ChangeOp::kDelete,
+                             ChangeOp::kRead, ChangeOp::kTruncate};
+
+// Which operations `ops` names, each by its one-letter code or its long name; indexed by
+// ChangeOp. Worked out once, so a change costs a lookup rather than string comparisons.
+std::array<bool, std::size(kOps)> OpsNamed(const std::vector<std::string>& ops) {
+  std::array<bool, std::size(kOps)> named{};
+  for (ChangeOp op : kOps) {
+    const std::string code(1, ChangeOpCode(op));
+    named[static_cast<size_t>(op)] = std::find(ops.begin(), ops.end(), code) != ops.end() ||
+                                     std::find(ops.begin(), ops.end(), LongOpName(op)) != ops.end();
+  }
+  return named;
 }
 
 class CdcUnwrap : public Transform {
  public:
-  CdcUnwrap(const std::string& marker_field, std::vector<std::string> delete_ops,
-            std::vector<std::string> drop_ops, std::vector<std::string> key)
-      : delete_ops_(std::move(delete_ops)),
-        drop_ops_(std::move(drop_ops)),
+  CdcUnwrap(const std::string& marker_field, const std::vector<std::string>& delete_ops,
+            const std::vector<std::string>& drop_ops, std::vector<std::string> key)
+      : delete_ops_(OpsNamed(delete_ops)),
+        drop_ops_(OpsNamed(drop_ops)),
         key_(std::move(key)),
         relations_([marker_field](const Relation& r) {
           Relation derived = r;
@@ -53,8 +64,8 @@ class CdcUnwrap : public Transform {
         out.push_back(std::move(c));
         continue;
       }
-      if (OpIn(c.op, drop_ops_)) continue;
-      if (OpIn(c.op, delete_ops_)) {
+      if (drop_ops_[static_cast<size_t>(c.op)]) continue;
+      if (delete_ops_[static_cast<size_t>(c.op)]) {
         if (!c.before) {
           spdlog::warn("cdc_unwrap: delete on {}.{} without a before image, dropped",
                        c.relation->schema, c.relation->name);
@@ -95,8 +106,8 @@ class CdcUnwrap : public Transform {
     return std::find(key_.begin(), key_.end(), col.name) != key_.end();
   }
 
-  std::vector<std::string> delete_ops_;
-  std::vector<std::string> drop_ops_;
+  std::array<bool, std::size(kOps)> delete_ops_;
+  std::array<bool, std::size(kOps)> drop_ops_;
   std::vector<std::string> key_;
   DerivedRelations relations_;
 };
