@@ -11,13 +11,34 @@ int Relation::FindColumn(const std::string& column_name) const {
 
 char ChangeOpCode(ChangeOp op) {
   switch (op) {
-    case ChangeOp::kInsert: return 'c';
-    case ChangeOp::kUpdate: return 'u';
-    case ChangeOp::kDelete: return 'd';
-    case ChangeOp::kRead: return 'r';
-    case ChangeOp::kTruncate: return 't';
+    case ChangeOp::kInsert:
+      return 'c';
+    case ChangeOp::kUpdate:
+      return 'u';
+    case ChangeOp::kDelete:
+      return 'd';
+    case ChangeOp::kRead:
+      return 'r';
+    case ChangeOp::kTruncate:
+      return 't';
   }
   return '?';
+}
+
+const char* ChangeOpName(ChangeOp op) {
+  switch (op) {
+    case ChangeOp::kInsert:
+      return "insert";
+    case ChangeOp::kUpdate:
+      return "update";
+    case ChangeOp::kDelete:
+      return "delete";
+    case ChangeOp::kRead:
+      return "read";
+    case ChangeOp::kTruncate:
+      return "truncate";
+  }
+  return "";
 }
 
 namespace {

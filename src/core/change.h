@@ -3,6 +3,7 @@
 // is built on the hot path. Sinks render values for their target.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -104,8 +105,15 @@ enum class ChangeOp : uint8_t {
   kTruncate,  // "t"
 };
 
+// Every ChangeOp, in enum order: a ChangeOp indexes arrays of kChangeOps.size().
+inline constexpr std::array<ChangeOp, 5> kChangeOps = {
+    ChangeOp::kInsert, ChangeOp::kUpdate, ChangeOp::kDelete, ChangeOp::kRead, ChangeOp::kTruncate};
+
 // One-letter code used in envelopes: c, u, d, r, t.
 char ChangeOpCode(ChangeOp op);
+// Its long name, as the reference's Postgres envelopes and the metrics spell it: insert, update,
+// delete, read, truncate.
+const char* ChangeOpName(ChangeOp op);
 
 // Where a binlog source's transaction came from, shared by its changes: its GTID (MariaDB
 // "domain-server-seq", MySQL "uuid:n"; "" when the server logged none) and the server_id of

@@ -7,7 +7,6 @@ namespace faucet::observability {
 namespace {
 
 const char* const kStageNames[] = {"received", "written", "flushed", "persisted", "acknowledged"};
-const char* const kOpNames[] = {"insert", "update", "delete", "read", "truncate"};
 
 Labels With(Labels labels, const std::string& name, const std::string& value) {
   labels.emplace_back(name, value);
@@ -41,10 +40,10 @@ PipelineMetrics::PipelineMetrics(Registry& registry, const Source& source, Label
                                            "Time to make the sink durable after a page", labels_)),
       put_seconds_(registry.GetHistogram(
           "faucet_state_put_seconds", "Time to persist a position to the state store", labels_)) {
-  for (int op = 0; op < 5; ++op) {
-    changes_[op] = &registry.GetCounter("faucet_changes_total",
-                                        "Changes received from the source, by operation",
-                                        With(labels_, "op", kOpNames[op]));
+  for (ChangeOp op : kChangeOps) {
+    changes_[static_cast<size_t>(op)] = &registry.GetCounter(
+        "faucet_changes_total", "Changes received from the source, by operation",
+        With(labels_, "op", ChangeOpName(op)));
   }
   for (Stage stage : {kWritten, kFlushed, kPersisted}) {
     lag_seconds_[stage] = &registry.GetGauge(
@@ -91,12 +90,12 @@ int64_t PipelineMetrics::OldestNotAt(Stage stage) const {
 }
 
 void PipelineMetrics::Received(const Page& page) {
-  uint64_t changes[5] = {};
+  uint64_t changes[kChangeOps.size()] = {};
   for (const Change& c : page.changes) {
     const auto op = static_cast<size_t>(c.op);
-    if (op < 5) ++changes[op];
+    if (op < kChangeOps.size()) ++changes[op];
   }
-  for (size_t op = 0; op < 5; ++op) {
+  for (size_t op = 0; op < kChangeOps.size(); ++op) {
     if (changes[op] > 0) changes_[op]->Add(changes[op]);
   }
   MutexLock lock(mu_);

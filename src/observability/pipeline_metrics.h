@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/change.h"
 #include "core/mutex.h"
 #include "core/pending_work.h"
 #include "core/pipeline_observer.h"
@@ -74,9 +75,9 @@ class PipelineMetrics final : public PipelineObserver {
   Histogram& write_seconds_;
   Histogram& flush_seconds_;
   Histogram& put_seconds_;
-  Counter* changes_[5];               // by ChangeOp
-  Gauge* lag_bytes_[kStages] = {};    // created once known
-  Gauge* lag_seconds_[kStages] = {};  // written, flushed, persisted only
+  Counter* changes_[kChangeOps.size()];  // by ChangeOp
+  Gauge* lag_bytes_[kStages] = {};       // created once known
+  Gauge* lag_seconds_[kStages] = {};     // written, flushed, persisted only
 
   Mutex mu_;
   StageState stages_[kStages] GUARDED_BY(mu_);

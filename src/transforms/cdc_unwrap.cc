@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 
 #include "transforms/relation_cache.h"
 #include "transforms/transforms.h"
@@ -10,35 +9,17 @@
 namespace faucet {
 namespace {
 
-// The long op names of the reference's Postgres envelopes, so delete_ops/drop_ops written for
-// it ("delete", "truncate") keep working beside the one-letter codes.
-const char* LongOpName(ChangeOp op) {
-  switch (op) {
-    case ChangeOp::kInsert:
-      return "insert";
-    case ChangeOp::kUpdate:
-      return "update";
-    case ChangeOp::kDelete:
-      return "delete";
-    case ChangeOp::kRead:
-      return "read";
-    case ChangeOp::kTruncate:
-      return "truncate";
-  }
-  return "";
-}
-
-constexpr ChangeOp kOps[] = {ChangeOp::kInsert, ChangeOp::kUpdate, ChangeOp::kDelete,
-                             ChangeOp::kRead, ChangeOp::kTruncate};
-
-// Which operations `ops` names, each by its one-letter code or its long name; indexed by
-// ChangeOp. Worked out once, so a change costs a lookup rather than string comparisons.
-std::array<bool, std::size(kOps)> OpsNamed(const std::vector<std::string>& ops) {
-  std::array<bool, std::size(kOps)> named{};
-  for (ChangeOp op : kOps) {
+// Which operations `ops` names, each by its one-letter code or by its long name (the
+// reference's Postgres envelopes: "delete", "truncate"); indexed by ChangeOp. Worked out once, so
+// a change costs a lookup rather than string comparisons.
+using OpSet = std::array<bool, kChangeOps.size()>;
+OpSet OpsNamed(const std::vector<std::string>& ops) {
+  OpSet named{};
+  for (ChangeOp op : kChangeOps) {
     const std::string code(1, ChangeOpCode(op));
-    named[static_cast<size_t>(op)] = std::find(ops.begin(), ops.end(), code) != ops.end() ||
-                                     std::find(ops.begin(), ops.end(), LongOpName(op)) != ops.end();
+    named[static_cast<size_t>(op)] =
+        std::find(ops.begin(), ops.end(), code) != ops.end() ||
+        std::find(ops.begin(), ops.end(), ChangeOpName(op)) != ops.end();
   }
   return named;
 }
@@ -106,8 +87,8 @@ class CdcUnwrap : public Transform {
     return std::find(key_.begin(), key_.end(), col.name) != key_.end();
   }
 
-  std::array<bool, std::size(kOps)> delete_ops_;
-  std::array<bool, std::size(kOps)> drop_ops_;
+  OpSet delete_ops_;
+  OpSet drop_ops_;
   std::vector<std::string> key_;
   DerivedRelations relations_;
 };

@@ -198,18 +198,19 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
   // kBurstMessages, or until a page is ready or a streamed transaction replays), with one clock
   // reading for it rather than one per message.
   size_t handled = 0;
-  data_arrived_ = false;
+  bool data = false;  // a handled message carried WAL data (keepalives do not count)
   auto done = [&] {
-    if (data_arrived_) last_data_ = Clock::now();
+    if (data) last_data_ = Clock::now();
     return Status::Ok();
   };
   while (true) {
     char* buffer = nullptr;
     int n = PQgetCopyData(conn_.get(), &buffer, /*async=*/1);
     if (n > 0) {
-      Status s = HandleCopyData(std::string_view(buffer, static_cast<size_t>(n)));
+      Result<bool> carried = HandleCopyData(std::string_view(buffer, static_cast<size_t>(n)));
       PQfreemem(buffer);
-      if (!s.ok()) return s;
+      if (!carried.ok()) return carried.status();
+      data = data || *carried;
       if (++handled < kBurstMessages && !pager_.has_ready() && !decoder_.replaying()) continue;
       return done();
     }
@@ -248,22 +249,22 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
   }
 }
 
-Status PostgresCdcSource::HandleCopyData(std::string_view data) {
+Result<bool> PostgresCdcSource::HandleCopyData(std::string_view data) {
   ASSIGN_OR_RETURN(ReplicationMessage message, ParseReplicationMessage(data));
   if (const auto* x = std::get_if<XLogData>(&message)) {
-    data_arrived_ = true;
     events_.clear();
     Status s = decoder_.Decode(x->payload, events_);
     if (!s.ok()) return s.WithContext("at WAL position " + x->wal_start.ToString());
     if (decoder_.replaying()) ++stats_.streamed_transactions;
-    return AddEvents(events_);
+    RETURN_IF_ERROR(AddEvents(events_));
+    return true;
   }
   const Keepalive& k = std::get<Keepalive>(message);
   ++stats_.keepalives;
   // The reply carries the persisted position, never k.wal_end (spec/000 §3).
   if (k.reply_requested) RETURN_IF_ERROR(SendStatus());
   MaybeEmitIdlePage(k.wal_end);
-  return Status::Ok();
+  return false;
 }
 
 namespace {

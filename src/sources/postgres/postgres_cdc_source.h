@@ -128,7 +128,8 @@ class PostgresCdcSource final : public Source {
   Status SendStatus();
   // Reads and handles what the server sent, waiting at most until `until`.
   Status Receive(std::chrono::steady_clock::time_point until);
-  Status HandleCopyData(std::string_view data);
+  // Handles one CopyData message; true when it carried WAL data (not a keepalive).
+  Result<bool> HandleCopyData(std::string_view data);
   Status AddEvents(std::vector<TxnEvent>& events);
   // A key-changing update arrives without its unchanged TOAST values; fills them in (see .cc).
   Status FillMovedToast(Change& c);
@@ -149,7 +150,6 @@ class PostgresCdcSource final : public Source {
 
   std::chrono::steady_clock::time_point cycle_start_;
   std::chrono::steady_clock::time_point last_data_;
-  bool data_arrived_ = false;  // HandleCopyData saw WAL data in the current Receive call
   std::chrono::steady_clock::time_point last_status_;
   PostgresCdcStats stats_;
 };
