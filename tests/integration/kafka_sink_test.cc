@@ -384,9 +384,10 @@ TEST_F(KafkaSinkTest, AnOpenTransactionOnTheTokenTopicIsWaitedForNotReadPast) {
 
 // The multi-table mirror into Kafka, unchanged, under exactly_once: a topic per table (from
 // mirror.tables.destination; shards asked, tables read whole), its snapshot rows, then each
-// change once, across a crash right after a table's snapshot committed (not redone: the token
-// committed with it says so), one in the middle of a table's snapshot (redone: the first
-// attempt's pages must not be seen) and two in the middle of the stream.
+// change once, across a crash in the middle of a table's snapshot (redone: the first attempt's
+// pages must not be seen), one right after a table's snapshot committed (not redone: the token
+// committed with it says so) and two in the middle of the stream. One table is snapshotted at a
+// time, a before b, so each crash point lands in the table it is meant for.
 TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   postgres::testing::TestDb db;
   const std::string schema = prefix_;
@@ -401,39 +402,38 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
   db.Exec("CREATE PUBLICATION " + schema + "_pub FOR TABLES IN SCHEMA " + schema);
   const std::string dir = testing::TempDir("kafka");
   const std::string config = dir + "/mirror.yaml";
-  std::ofstream(config)
-      << "version: 1\nname: " << schema << "\ndelivery: exactly_once\n"
-      << "pipeline:\n  source: {type: postgres-cdc, config: {connection_url: '" << db.url()
-      << "', slot_name: " << schema << "_slot, publication_name: " << schema
-      << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-      << ExactlyOnceSinkAndState("unused", dir)
-      << "mirror:\n  mode: snapshot_then_cdc\n  continuous: false\n"
-      << "  snapshot: {shards: 4, source: {type: postgres, config: {connection_url: '" << db.url()
-      << "', query: 'SELECT 1', batch_size: 500}}}\n"
-      << "  tables: {include: ['" << schema << ".*'], destination: "
-      << "{topic: {name: '" << prefix_ << ".{table}'}}}\n";
+  std::ofstream(config) << "version: 1\nname: " << schema << "\ndelivery: exactly_once\n"
+                        << "pipeline:\n  source: {type: postgres-cdc, config: {connection_url: '"
+                        << db.url() << "', slot_name: " << schema
+                        << "_slot, publication_name: " << schema
+                        << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
+                        << ExactlyOnceSinkAndState("unused", dir)
+                        << "mirror:\n  mode: snapshot_then_cdc\n  continuous: false\n"
+                        << "  snapshot: {shards: 4, concurrency: 1, source: {type: postgres, "
+                           "config: {connection_url: '"
+                        << db.url() << "', query: 'SELECT 1', batch_size: 500}}}\n"
+                        << "  tables: {include: ['" << schema << ".*'], destination: "
+                        << "{topic: {name: '" << prefix_ << ".{table}'}}}\n";
   for (const char* t : {"a", "b"}) {
     kafka::testing::CreateTopic(brokers_, prefix_ + "." + schema + "." + t, 1);
   }
-  // Killed once the first snapshot (b's, of one page) committed, before the mirror recorded
-  // its end: the restart finds b's token and does not read b again.
-  const std::string committed = MirrorKilledAt(config, "mirror.snapshot_committed:1");
-  // Read whole, though shards are asked: a split read redone after a crash would send the
+  // Killed once 50 of a's 70 pages are written (most of them sent to the broker, as the topics
+  // exist): the Kafka transaction stays open, and the redo's producer of the same scope aborts
+  // it. Read whole, though shards are asked: a split read redone after a crash would send the
   // parts read before it twice.
-  EXPECT_NE(committed.find("table '" + schema + ".a' is read whole, not in parts"),
-            std::string::npos)
-      << committed;
-  // Killed once 50 pages of a's snapshot are written (most of them sent to the broker, as the
-  // topics exist): the Kafka transaction stays open, and the redo's producer of the same scope
-  // aborts it.
   const std::string killed = MirrorKilledAt(config, "mirror.table_snapshot_page:50");
-  ASSERT_FALSE(HasFailure());
-  EXPECT_NE(killed.find("table '" + schema + ".b': its snapshot committed, though"),
-            std::string::npos)
+  EXPECT_NE(killed.find("table '" + schema + ".a' is read whole, not in parts"), std::string::npos)
       << killed;
+  // Killed once a's redone snapshot committed, before the mirror recorded its end: the restart
+  // finds a's token and does not read a again.
+  MirrorKilledAt(config, "mirror.snapshot_committed:1");
+  ASSERT_FALSE(HasFailure());
   testing::ProcessResult snapshot = testing::RunProcess({FAUCET_BINARY, "mirror", config});
   ASSERT_EQ(snapshot.exit_code, 0) << snapshot.output;
   EXPECT_EQ(snapshot.output.find("unknown key"), std::string::npos) << snapshot.output;
+  EXPECT_NE(snapshot.output.find("table '" + schema + ".a': its snapshot committed, though"),
+            std::string::npos)
+      << snapshot.output;
 
   db.Exec("INSERT INTO " + schema + ".b SELECT g, 'b' || g FROM generate_series(51, 100) g");
   for (int t = 0; t < 3; ++t) {  // 3 transactions of 100 inserts into a
