@@ -16,7 +16,8 @@ std::string UniqueName(const std::string& prefix);
 
 // How much longer than usual a deadline of a test should be: FAUCET_TEST_TIME_SCALE (a whole
 // number, default 1), which the sanitizer runs of scripts/check.sh set because instrumented
-// binaries are several times slower. Deadlines only: a fixed duration of load stays as it is.
+// binaries are several times slower. Deadlines, and the pace of a load the code under test must
+// keep up with; a fixed duration of load stays as it is.
 int TimeScale();
 
 // A fresh empty directory under $TMPDIR, removed by nobody (tests leave it for inspection).
