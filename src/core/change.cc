@@ -41,6 +41,13 @@ const char* ChangeOpName(ChangeOp op) {
   return "";
 }
 
+std::optional<ChangeOp> ParseChangeOp(std::string_view text) {
+  for (ChangeOp op : kChangeOps) {
+    if ((text.size() == 1 && text[0] == ChangeOpCode(op)) || text == ChangeOpName(op)) return op;
+  }
+  return std::nullopt;
+}
+
 namespace {
 size_t RowBytes(const std::optional<Row>& row) {
   if (!row) return 0;

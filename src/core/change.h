@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace faucet {
@@ -114,6 +115,9 @@ char ChangeOpCode(ChangeOp op);
 // Its long name, as the reference's Postgres envelopes and the metrics spell it: insert, update,
 // delete, read, truncate.
 const char* ChangeOpName(ChangeOp op);
+// The ChangeOp that `text` names by its code or its long name ("d" or "delete"); none for
+// anything else.
+std::optional<ChangeOp> ParseChangeOp(std::string_view text);
 
 // Where a binlog source's transaction came from, shared by its changes: its GTID (MariaDB
 // "domain-server-seq", MySQL "uuid:n"; "" when the server logged none) and the server_id of

@@ -15,11 +15,8 @@ namespace {
 using OpSet = std::array<bool, kChangeOps.size()>;
 OpSet OpsNamed(const std::vector<std::string>& ops) {
   OpSet named{};
-  for (ChangeOp op : kChangeOps) {
-    const std::string code(1, ChangeOpCode(op));
-    named[static_cast<size_t>(op)] =
-        std::find(ops.begin(), ops.end(), code) != ops.end() ||
-        std::find(ops.begin(), ops.end(), ChangeOpName(op)) != ops.end();
+  for (const std::string& name : ops) {
+    if (std::optional<ChangeOp> op = ParseChangeOp(name)) named[static_cast<size_t>(*op)] = true;
   }
   return named;
 }

@@ -723,19 +723,10 @@ Status MessageDecoder::Impl::ReadDebeziumEnvelope(Envelope& envelope) {
 }
 
 Result<ChangeOp> MessageDecoder::Impl::OpOf(uint32_t op) const {
-  // Debezium's codes, and the reference system's words.
-  static constexpr std::pair<std::string_view, ChangeOp> kOps[] = {
-      {"c", ChangeOp::kInsert},          {"u", ChangeOp::kUpdate},
-      {"d", ChangeOp::kDelete},          {"r", ChangeOp::kRead},
-      {"t", ChangeOp::kTruncate},        {"insert", ChangeOp::kInsert},
-      {"update", ChangeOp::kUpdate},     {"delete", ChangeOp::kDelete},
-      {"truncate", ChangeOp::kTruncate},
-  };
   if (value_[op].kind == Node::Kind::kNull) return InvalidArgument("no op");
+  // Debezium's codes, and the reference system's words.
   if (value_[op].kind == Node::Kind::kString) {
-    for (const auto& [code, change_op] : kOps) {
-      if (code == value_[op].text) return change_op;
-    }
+    if (std::optional<ChangeOp> change_op = ParseChangeOp(value_[op].text)) return *change_op;
   }
   std::string text;
   value_.AppendCompact(op, text);

@@ -20,7 +20,8 @@ enum class ValueFormat {
 
 // value_format json:
 //   - An object with an "op" member and a "before" or "after" member is a change envelope:
-//     op "c"/"u"/"d"/"t"/"r" (or "insert"/"update"/"delete"/"truncate"); schema from "schema"
+//     op "c"/"u"/"d"/"t"/"r" (or "insert"/"update"/"delete"/"truncate"/"read"); schema from
+//     "schema"
 //     ("" when absent); table from "table" (the topic when absent); commit_time_us from "ts_ms"
 //     (a number of milliseconds, or null); commit_position from "lsn" when it is an "X/Y" string
 //     (0 for any other shape, e.g. a binlog's {"file","pos"}); rows from "before" and "after"
