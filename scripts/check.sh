@@ -33,7 +33,7 @@ asan() {
   # under a writer's load of 300,000-row tables, which under ASan in a loaded run cannot work
   # off its backlog within its deadline (it runs under tsan too).
   bash scripts/test.sh build/asan -L 'unit|integration|crash' \
-    -E '_100000|MillionRowTransactionStreamsInBoundedMemory|MemoryStaysBoundedWhateverTheResultSize|SigkillDuringTheSnapshotAndDuringCdcLosesNothing'
+    -E '_100000|InBoundedMemory|MemoryStaysBoundedWhateverTheResultSize|SigkillDuringTheSnapshotAndDuringCdcLosesNothing'
 }
 
 tsan() {
@@ -46,7 +46,7 @@ tsan() {
   # asan runs its tests).
   bash scripts/test.sh build/tsan -L 'integration|crash' \
     -R 'Cdc|Mirror|Observability|Store|ExactlyOnce|AtLeastOnce|Sigkill|CrashPoints|AllPoints' \
-    -E '_100000|MillionRowTransactionStreamsInBoundedMemory|Kafka'
+    -E '_100000|InBoundedMemory|Kafka'
 }
 
 fuzz() {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,8 +35,10 @@ Process::Process(const std::vector<std::string>& argv,
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     for (const auto& [k, v] : env) {
-      if (v.empty()) unsetenv(k.c_str());
-      else setenv(k.c_str(), v.c_str(), 1);
+      if (v.empty())
+        unsetenv(k.c_str());
+      else
+        setenv(k.c_str(), v.c_str(), 1);
     }
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -65,8 +68,10 @@ std::string Process::Output() const {
 ProcessResult Process::Wait() {
   ProcessResult r;
   int status = 0;
-  waitpid(pid_, &status, 0);
+  rusage usage{};
+  wait4(pid_, &status, 0, &usage);
   waited_ = true;
+  r.peak_rss_kib = usage.ru_maxrss;
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   r.output = Output();

@@ -11,9 +11,10 @@
 namespace faucet::testing {
 
 struct ProcessResult {
-  int exit_code = -1;  // when it exited
-  int signal = 0;      // when a signal killed it
-  std::string output;  // stdout and stderr, interleaved
+  int exit_code = -1;     // when it exited
+  int signal = 0;         // when a signal killed it
+  std::string output;     // stdout and stderr, interleaved
+  long peak_rss_kib = 0;  // its peak resident set size (getrusage's ru_maxrss)
 };
 
 // Where a child's standard output goes.
