@@ -228,11 +228,17 @@ class SqlAtLeastOnceControl : public SqlExactlyOnce {};
 TEST_P(SqlAtLeastOnceControl, TheSameCrashDuplicatesChunksWithoutTheWatermark) {
   RunOnce("at_least_once", "pipeline.after_write:2");
   RunOnce("at_least_once", "");
-  // The two chunks committed before the crash are written again: 2,000 duplicates.
-  std::string summary = DestSummary();
+  // The chunks committed before the crash are written again: two, 2,000 duplicates; or one
+  // when the first of the two writes was a page of empty transactions (a binlog source sees
+  // the transactions of the other tables of its server, which tests running beside this one
+  // write, as empty ones).
+  const std::string summary = DestSummary();
+  const size_t slash = summary.find('/');
+  const int rows = std::stoi(summary.substr(0, slash));
+  const int distinct = std::stoi(summary.substr(slash + 1));
   const int total = 2500 + kMediumTxns * kMediumRows;
-  EXPECT_EQ(summary.substr(0, summary.find('/', summary.find('/') + 1)),
-            std::to_string(total + 2000) + "/" + std::to_string(total));
+  EXPECT_EQ(distinct, total) << summary;
+  EXPECT_TRUE(rows - total == 2000 || (GetParam().mysql && rows - total == 1000)) << summary;
 }
 
 std::vector<Param> Params() {
