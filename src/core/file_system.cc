@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -113,6 +114,22 @@ class RealFileSystem : public FileSystem {
 FileSystem& PosixFileSystem() {
   static RealFileSystem fs;
   return fs;
+}
+
+Result<int> CreateScratchFile(const std::string& dir, const std::string& prefix) {
+  std::string base = dir;
+  if (base.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  std::string path = base + "/" + prefix + "-XXXXXX";
+  int fd = mkstemp(path.data());
+  if (fd < 0) {
+    return Unavailable("cannot create a scratch file in " + base + ": " + std::strerror(errno));
+  }
+  // Unlinked at once: the file lives as long as the descriptor.
+  unlink(path.c_str());
+  return fd;
 }
 
 }  // namespace faucet

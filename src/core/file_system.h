@@ -44,4 +44,10 @@ class FileSystem {
 // The real file system. Returns a process-wide instance.
 FileSystem& PosixFileSystem();
 
+// Creates a scratch file in `dir` ("" means $TMPDIR, else /tmp) that no path names: it lives as
+// long as the returned descriptor (open for reading and writing), and a crash leaves nothing
+// behind. Not through FileSystem: nothing of it needs to survive. `prefix` starts its
+// short-lived name; a failure (kUnavailable) names the directory.
+Result<int> CreateScratchFile(const std::string& dir, const std::string& prefix);
+
 }  // namespace faucet

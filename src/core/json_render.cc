@@ -134,7 +134,7 @@ struct RelationText {
   RelationPtr relation;            // held, so that the address cannot be reused meanwhile
   std::vector<std::string> keys;   // per column: "name":
   std::vector<std::string> names;  // per column: "name" (for __unchanged_toast__)
-  std::string schema_table;        // ,"schema":"..","table":"..","lsn":
+  std::string schema_table;        // ,"schema":"..","table":".."
   // {"schema":<the envelope's or, debezium_key, the key's struct>,"payload":{ of Debezium's
   // rendering for server `debezium_server`.
   std::string debezium_head;
@@ -197,7 +197,6 @@ RelationText& TextOf(RenderState& st, const RelationPtr& relation) {
   WriteString(b, relation->schema);
   b.Append(",\"table\":");
   WriteString(b, relation->name);
-  b.Append(",\"lsn\":");
   t.schema_table.assign(b.data(), b.size());
   return t;
 }
@@ -682,6 +681,66 @@ void WriteOptionalRow(RenderState& st, const RelationText& text, const Relation&
   }
 }
 
+// The envelope's ,"ts_ms":.. for a commit at `commit_time_us` (0: unknown, null).
+void WriteCommitTime(Buffer& b, int64_t commit_time_us) {
+  b.Append(",\"ts_ms\":");
+  if (commit_time_us == 0) {
+    WriteNull(b);
+  } else {
+    WriteInt64(b, commit_time_us / 1000);
+  }
+}
+
+// Renders `change` into st.out: a kRead's row, or the change envelope, with its commit fields
+// (,"lsn":..[,"gtid":..,"server_id":..],"ts_ms":..) unless `commit_at` is set, which then
+// receives the offset in st.out where they belong.
+void RenderChange(RenderState& st, const Change& change, size_t* commit_at) {
+  Buffer& b = st.out;
+  b.Clear();
+  const Relation& relation = *change.relation;
+  const RelationText& text = TextOf(st, change.relation);
+  if (change.op == ChangeOp::kRead) {
+    WriteOptionalRow(st, text, relation, change.after);
+    return;
+  }
+  const char head[] = {'{', '"', 'o', 'p', '"', ':', '"', ChangeOpCode(change.op), '"'};
+  b.Append(std::string_view(head, sizeof head));
+  b.Append(text.schema_table);
+  if (commit_at != nullptr) {
+    *commit_at = b.size();
+  } else {
+    if (change.commit_position != st.lsn || relation.binlog_base != st.lsn_base) {
+      st.lsn = change.commit_position;
+      st.lsn_base = relation.binlog_base;
+      st.lsn_text = PositionText(change.commit_position, relation.binlog_base);
+    }
+    b.Append(",\"lsn\":");
+    b.Append(st.lsn_text);
+    if (change.txn) {
+      b.Append(",\"gtid\":");
+      if (change.txn->gtid.empty()) {
+        WriteNull(b);
+      } else {
+        WriteString(b, change.txn->gtid);
+      }
+      b.Append(",\"server_id\":");
+      WriteInt64(b, change.txn->server_id);
+    }
+    WriteCommitTime(b, change.commit_time_us);
+  }
+  b.Append(",\"before\":");
+  WriteOptionalRow(st, text, relation, change.before);
+  b.Append(",\"after\":");
+  WriteOptionalRow(st, text, relation, change.after);
+  b.Append('}');
+}
+
+// The state AppendChangeJson and AppendUncommittedChangeJson share on this thread.
+RenderState& ChangeState() {
+  thread_local RenderState st;
+  return st;
+}
+
 }  // namespace
 
 void AppendJsonString(std::string_view s, std::string& out) {
@@ -698,46 +757,24 @@ std::optional<bool> ParseBoolText(std::string_view text) {
 }
 
 void AppendChangeJson(const Change& change, std::string& out) {
-  thread_local RenderState st;
-  Buffer& b = st.out;
-  b.Clear();
-  const Relation& relation = *change.relation;
-  const RelationText& text = TextOf(st, change.relation);
+  RenderState& st = ChangeState();
+  RenderChange(st, change, nullptr);
+  out.append(st.out.data(), st.out.size());
+}
 
-  if (change.op == ChangeOp::kRead) {
-    WriteOptionalRow(st, text, relation, change.after);
-  } else {
-    if (change.commit_position != st.lsn || relation.binlog_base != st.lsn_base) {
-      st.lsn = change.commit_position;
-      st.lsn_base = relation.binlog_base;
-      st.lsn_text = PositionText(change.commit_position, relation.binlog_base);
-    }
-    const char head[] = {'{', '"', 'o', 'p', '"', ':', '"', ChangeOpCode(change.op), '"'};
-    b.Append(std::string_view(head, sizeof head));
-    b.Append(text.schema_table);
-    b.Append(st.lsn_text);
-    if (change.txn) {
-      b.Append(",\"gtid\":");
-      if (change.txn->gtid.empty()) {
-        WriteNull(b);
-      } else {
-        WriteString(b, change.txn->gtid);
-      }
-      b.Append(",\"server_id\":");
-      WriteInt64(b, change.txn->server_id);
-    }
-    b.Append(",\"ts_ms\":");
-    if (change.commit_time_us == 0) {
-      WriteNull(b);
-    } else {
-      WriteInt64(b, change.commit_time_us / 1000);
-    }
-    b.Append(",\"before\":");
-    WriteOptionalRow(st, text, relation, change.before);
-    b.Append(",\"after\":");
-    WriteOptionalRow(st, text, relation, change.after);
-    b.Append('}');
-  }
+size_t AppendUncommittedChangeJson(const Change& change, std::string& out) {
+  RenderState& st = ChangeState();
+  size_t commit_at = 0;
+  RenderChange(st, change, &commit_at);
+  out.append(st.out.data(), st.out.size());
+  return commit_at;
+}
+
+void AppendCommitJson(uint64_t commit_position, int64_t commit_time_us, std::string& out) {
+  Buffer b;
+  b.Append(",\"lsn\":");
+  b.Append(PositionText(commit_position, ""));
+  WriteCommitTime(b, commit_time_us);
   out.append(b.data(), b.size());
 }
 

@@ -3,6 +3,8 @@
 // source's text form according to its ValueType.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +48,17 @@ namespace faucet {
 // ignored); text is UTF-8; kJson text is valid JSON (Postgres guarantees it).
 // Thread-safe.
 void AppendChangeJson(const Change& change, std::string& out);
+
+// For a change whose commit is not known yet (staged: core/page.h): appends what
+// AppendChangeJson would without the commit fields, and returns where in the appended text
+// (an offset from its start) AppendCommitJson's fields belong; with them inserted there the
+// line is AppendChangeJson's for the committed change. REQUIRES: change.op != kRead, and
+// change is of a Postgres source (no binlog_base, no txn).
+size_t AppendUncommittedChangeJson(const Change& change, std::string& out);
+
+// Appends the commit fields of a Postgres change envelope, `,"lsn":"X/Y","ts_ms":N` (ts_ms null
+// when commit_time_us is 0), for a change committed at `commit_position`, `commit_time_us`.
+void AppendCommitJson(uint64_t commit_position, int64_t commit_time_us, std::string& out);
 
 // Appends `change` as Debezium's change event, the value Debezium's JsonConverter writes with
 // schemas.enable=true, so consumers of Debezium's topics read it unchanged:

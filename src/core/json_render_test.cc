@@ -65,6 +65,27 @@ TEST(AppendChangeJson, InsertRendersTheEnvelope) {
                        R"("ts_ms":1700000000123,"before":null,"after":{"id":1,"note":"hi"}})");
 }
 
+TEST(AppendUncommittedChangeJson, WithTheCommitFieldsInsertedIsTheCommittedLine) {
+  for (ChangeOp op : {ChangeOp::kInsert, ChangeOp::kUpdate, ChangeOp::kDelete}) {
+    for (int64_t time : {int64_t{0}, int64_t{1700000000123456}}) {
+      Change c;
+      c.op = op;
+      c.relation = Orders();
+      if (op != ChangeOp::kInsert) c.before = Row{Cell::Value("1"), Cell::Value("old")};
+      if (op != ChangeOp::kDelete) c.after = Row{Cell::Value("1"), Cell::Value("new")};
+      std::string staged = "x";  // appends after what the buffer holds
+      const size_t at = AppendUncommittedChangeJson(c, staged);
+      EXPECT_EQ(staged.find("lsn"), std::string::npos) << staged;
+      std::string commit;
+      AppendCommitJson(0x16B3748, time, commit);
+      staged.insert(1 + at, commit);
+      c.commit_position = 0x16B3748;
+      c.commit_time_us = time;
+      EXPECT_EQ(staged, "x" + Render(c));
+    }
+  }
+}
+
 TEST(AppendChangeJson, ABinlogChangeNamesItsFileAndOffset) {
   auto binlog = std::make_shared<Relation>(*Orders());
   binlog->schema = "shop";

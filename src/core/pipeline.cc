@@ -220,7 +220,9 @@ Status Pipeline::WritePage(Page& page, Watermark& mark, const Start& start, Pipe
     const auto now = std::chrono::steady_clock::now();
     return now - std::exchange(began, now);
   };
-  if (options_.delivery == Delivery::kAtomicWatermark) {
+  if (page.staged) {
+    RETURN_IF_ERROR(sink_.Stage(page));
+  } else if (options_.delivery == Delivery::kAtomicWatermark) {
     bool written = true;
     RETURN_IF_ERROR(WriteWatermarked(page, mark, start, stats, written));
     if (!written) {  // the sink already holds it
@@ -318,6 +320,12 @@ Result<PipelineStats> Pipeline::Run() {
       MutexLock lock(sink_mu_);
       return sink_.CommittedToken(options_.state_key + part);
     });
+  }
+  // Transforms, a DLQ's row isolation, the watermark's tokens and a bulk load all take pages as
+  // committed changes: only a plain pipeline stages.
+  if (sink_.Capabilities().stages && transforms_.empty() && !options_.dlq &&
+      options_.delivery == Delivery::kAtLeastOnce && !options_.bulk_load) {
+    source_.AllowStaging();
   }
   RETURN_IF_ERROR(source_.Open(start.bookmark));
   if (options_.bulk_load) sink_.BeginBulkLoad(options_.bulk_atomic);

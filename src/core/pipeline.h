@@ -90,7 +90,7 @@ struct PipelineOptions {
 
 struct PipelineStats {
   uint64_t pages = 0;
-  uint64_t changes = 0;
+  uint64_t changes = 0;          // written, or staged (Sink::Stage; also when rolled back later)
   uint64_t pages_skipped = 0;    // already committed by an atomic-watermark sink
   uint64_t changes_skipped = 0;  // of chunks already committed by an atomic-watermark sink
   uint64_t checkpoints = 0;      // bookmarks persisted

@@ -32,6 +32,9 @@ struct SinkCapabilities {
   // WriteIdempotent and CommittedToken take any number of scopes in one run, one token each: what
   // a source with SourceCapabilities::tokens_per_part needs.
   bool many_scopes = false;
+  // Stage keeps a transaction's changes out of sight until its commit: a source may then hand a
+  // large transaction over while it still runs (Source::AllowStaging).
+  bool stages = false;
 };
 
 // The error of a bulk load (Sink::BeginBulkLoad) that a row of its target refused:
@@ -98,6 +101,19 @@ class Sink {
   virtual Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) {
     (void)page, (void)rejected;
     return FailedPrecondition("sink cannot isolate failing rows (no DLQ support)");
+  }
+
+  // Takes a step of a transaction whose outcome is not known yet (page.staged, core/page.h):
+  // kChanges keeps the changes where no reader sees them, kAbort discards those of the
+  // subtransaction (or of the whole transaction), kCommit writes the transaction's surviving
+  // changes in their order as Write would, with the commit position and time the step names;
+  // like a Write's, they are durable after the next Flush. Staged changes live as long as the
+  // sink object and no longer than until the next Open: a run that ends before the commit leaves
+  // nothing behind, and the source hands the transaction over again. Called only when
+  // Capabilities().stages; others return kFailedPrecondition.
+  virtual Status Stage(const Page& page) {
+    (void)page;
+    return FailedPrecondition("sink does not stage open transactions");
   }
 
   // Called once at the end of a run, after the final Flush. `completed` is true when the source

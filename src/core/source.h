@@ -110,6 +110,12 @@ class Source {
   // What this source can do. Known from the config alone (before Open).
   virtual SourceCapabilities Capabilities() const { return {}; }
 
+  // Before Open: the sink stages (SinkCapabilities::stages), so pages of transactions whose
+  // outcome is not known yet (Page::staged) may come from Next. A source that receives a large
+  // transaction while it runs (Postgres streaming) then hands it over as it arrives rather than
+  // holding it until its commit. Others ignore it.
+  virtual void AllowStaging() {}
+
   // Starts reading just after `start`, a bookmark this source produced earlier (possibly in a
   // previous process). Without one, the source starts at its configured default (a slot's
   // confirmed position, the first row). Called once, before Next.

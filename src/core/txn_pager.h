@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <deque>
 #include <optional>
+#include <utility>
 
 #include "core/bookmark.h"
 #include "core/page.h"
@@ -43,6 +44,10 @@ class TxnPager {
   // Drops the changes of the open transaction (a cycle that ends before its commit): the
   // next run reads it again from the last bookmark.
   void DropOpen();
+
+  // Hands out `page`, built elsewhere (a staged step: core/page.h), after the pages already
+  // ready. Complete transactions still being built go after it unless Flush is called first.
+  void Emit(Page page) { ready_.push_back(std::move(page)); }
 
   // When Tick next has something to do; nullopt when no complete transaction waits.
   std::optional<Clock::time_point> deadline() const;

@@ -6,7 +6,7 @@ faucet_test(faucet_postgres_integration_test
   ${CMAKE_CURRENT_LIST_DIR}/postgres_discovery_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/postgres_query_source_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/postgres_slot_test.cc
-  LIBS faucet_source_postgres faucet_source_postgres_testing faucet_core)
+  LIBS faucet_source_postgres faucet_source_postgres_testing faucet_sink_file faucet_core)
 
 # Changes a server-wide setting (max_slot_wal_keep_size): must not overlap any other test.
 add_executable(faucet_postgres_serial_test

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "core/pipeline.h"
+#include "sinks/file/jsonl_sink.h"
 #include "sources/postgres/pg_test_support.h"
 #include "sources/postgres/postgres_cdc_source.h"
 #include "testing/services.h"
@@ -122,6 +124,72 @@ TEST_F(PostgresCdcStreamingTest, AbortedStreamedTransactionsAndRolledBackSavepoi
     ASSERT_EQ((*changes[i].after)[1].text, "kept");
     ASSERT_EQ((*changes[i].after)[0].text, std::to_string(i + 1));
   }
+}
+
+std::string ReadAll(const std::string& path) {
+  Result<std::string> content = PosixFileSystem().ReadFile(path);
+  EXPECT_OK(content);
+  return content.ok() ? *content : "";
+}
+
+// A jsonl sink that does not stage: the source then buffers streamed transactions and replays
+// them at their commit, the path staging replaces.
+class UnstagedJsonl : public JsonlSink {
+ public:
+  using JsonlSink::JsonlSink;
+  SinkCapabilities Capabilities() const override { return {}; }
+};
+
+TEST_F(PostgresCdcStreamingTest, AStagingSinkWritesWhatTheReplayWouldHave) {
+  // A second slot at the same position reads the same transactions through the replay path.
+  const std::string replay_slot = slot_ + "_replay";
+  PostgresCdcConfig replay_config = config_;
+  replay_config.slot_name = replay_slot;
+  testing::SlotGuard replay_guard(db_.url(), replay_slot);
+  ASSERT_OK(PostgresCdcSource(replay_config).CapturePosition().status());
+
+  TestDb writer;
+  TestDb other;
+  writer.Exec("BEGIN");
+  writer.Exec("INSERT INTO " + table_ + " SELECT g, 'aborted' FROM generate_series(1, 3000) g");
+  writer.Exec("ROLLBACK");
+  writer.Exec("BEGIN");
+  writer.Exec("INSERT INTO " + table_ + " SELECT g, 'kept' FROM generate_series(1, 5000) g");
+  writer.Exec("SAVEPOINT s");
+  writer.Exec("INSERT INTO " + table_ +
+              " SELECT g, 'rolled back' FROM generate_series(100001, 103000) g");
+  writer.Exec("SAVEPOINT s2");
+  writer.Exec("UPDATE " + table_ + " SET v = 'rolled back too' WHERE id <= 2000");
+  writer.Exec("ROLLBACK TO SAVEPOINT s");
+  // A small transaction commits while the large one is open: it goes first.
+  other.Exec("INSERT INTO " + table_ + " VALUES (200000, 'small')");
+  writer.Exec("UPDATE " + table_ + " SET v = 'updated' WHERE id % 2 = 0");
+  writer.Exec("DELETE FROM " + table_ + " WHERE id % 3 = 0");
+  writer.Exec("SAVEPOINT s3");
+  writer.Exec("INSERT INTO " + table_ + " SELECT g, 'sub kept' FROM generate_series(6001, 6500) g");
+  writer.Exec("RELEASE SAVEPOINT s3");
+  writer.Exec("COMMIT");
+
+  const std::string dir = faucet::testing::TempDir("staging");
+  PostgresCdcSource staging_source(config_);
+  JsonlSink staging_sink({dir + "/staged.jsonl", false});
+  ASSERT_OK(RunPipeline(staging_source, staging_sink, state_));
+  EXPECT_GE(staging_source.stats().streamed_transactions, 1u);
+
+  PostgresCdcSource replay_source(replay_config);
+  UnstagedJsonl replay_sink({dir + "/replayed.jsonl", false});
+  LockedStateStore replay_state;
+  ASSERT_OK(RunPipeline(replay_source, replay_sink, replay_state));
+  EXPECT_GE(replay_source.stats().streamed_transactions, 1u);
+
+  const std::string staged = ReadAll(dir + "/staged.jsonl");
+  // The small row, 5,000 inserts, 2,501 updates (the small row is even and committed before
+  // the UPDATE ran), 1,666 deletes and the released savepoint's 500 inserts.
+  EXPECT_EQ(std::count(staged.begin(), staged.end(), '\n'), 1 + 5000 + 2501 + 1666 + 500);
+  EXPECT_EQ(staged.find("rolled back"), std::string::npos);
+  EXPECT_EQ(staged.find("aborted"), std::string::npos);
+  EXPECT_TRUE(staged == ReadAll(dir + "/replayed.jsonl"))
+      << "the staged output differs from the replayed one";
 }
 
 TEST_F(PostgresCdcStreamingTest, SmallTransactionsShareAPage) {

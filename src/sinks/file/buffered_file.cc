@@ -27,6 +27,8 @@ std::optional<char> LastByte(const std::string& path) {
 
 BufferedFile::BufferedFile(std::string path, FileSystem& fs) : path_(std::move(path)), fs_(fs) {}
 
+std::string BufferedFile::Directory() const { return DirectoryOf(path_); }
+
 Status BufferedFile::NamePath(const Status& st) const {
   if (st.ok() || st.message().find(path_) != std::string::npos) return st;
   return st.WithContext(path_);

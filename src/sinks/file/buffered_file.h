@@ -21,7 +21,6 @@ class BufferedFile {
   // `fs` must outlive this object.
   BufferedFile(std::string path, FileSystem& fs);
 
-
   // Creates the parent directories and opens the file for appending, emptying it first when
   // `truncate`. A kept file that does not end in a newline (a line torn by a power cut) gets
   // one first, so that the torn line stays the only damaged one. Errors name the path.
@@ -30,6 +29,9 @@ class BufferedFile {
   // True when the file held nothing once opened: it was new, truncated or of length zero.
   // REQUIRES: Open succeeded.
   bool opened_empty() const { return opened_empty_; }
+
+  // The directory that holds the file ("." for a bare file name).
+  std::string Directory() const;
 
   // Where callers append lines. REQUIRES: Open succeeded.
   std::string& buffer() { return buffer_; }

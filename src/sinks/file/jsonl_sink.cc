@@ -27,9 +27,18 @@ Result<JsonlSinkOptions> JsonlSinkOptions::FromConfig(const config::Block& cfg) 
 }
 
 JsonlSink::JsonlSink(JsonlSinkOptions options, FileSystem& fs)
-    : options_(std::move(options)), file_(options_.path, fs) {}
+    : options_(std::move(options)), file_(options_.path, fs), staged_(file_.Directory()) {}
 
-Status JsonlSink::Open(bool resuming) { return file_.Open(!options_.append && !resuming); }
+SinkCapabilities JsonlSink::Capabilities() const {
+  SinkCapabilities caps;
+  caps.stages = true;
+  return caps;
+}
+
+Status JsonlSink::Open(bool resuming) {
+  staged_.Clear();
+  return file_.Open(!options_.append && !resuming);
+}
 
 Status JsonlSink::WriteLines(const Page& page, size_t begin, size_t end) {
   for (size_t i = begin; i < end; ++i) {
@@ -50,6 +59,23 @@ Status JsonlSink::Write(const Page& page) {
   RETURN_IF_ERROR(file_.Spill());
   CrashPoint("sink.jsonl.mid_page");
   return WriteLines(page, mid, page.changes.size());
+}
+
+Status JsonlSink::Stage(const Page& page) {
+  const StagedStep& step = *page.staged;
+  switch (step.kind) {
+    case StagedStep::Kind::kChanges:
+      return staged_.Add(step.txn, step.part, page.changes);
+    case StagedStep::Kind::kAbort:
+      staged_.Abort(step.txn, step.part);
+      return Status::Ok();
+    case StagedStep::Kind::kCommit: {
+      std::string commit;
+      AppendCommitJson(step.commit_position, step.commit_time_us, commit);
+      return staged_.Publish(step.txn, commit, file_);
+    }
+  }
+  return Internal("jsonl sink: unknown staged step");
 }
 
 Status JsonlSink::Flush() { return file_.Flush(); }

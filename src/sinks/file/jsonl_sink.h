@@ -9,6 +9,7 @@
 #include "core/file_system.h"
 #include "core/sink.h"
 #include "sinks/file/buffered_file.h"
+#include "sinks/file/staged_lines.h"
 
 namespace faucet {
 
@@ -34,14 +35,22 @@ struct JsonlSinkOptions {
 // resuming run never does: the file holds rows whose bookmark is persisted, which the source
 // will not deliver again.
 //
+// Staging (Sink::Stage): a transaction the source hands over before its commit is rendered as
+// it arrives into scratch files beside the output (StagedLines), where no reader sees it, and
+// copied into the output, with its commit position and time, when it commits; a rollback drops
+// it. Open drops whatever an earlier run of this object left staged.
+//
 // Not thread-safe: one pipeline thread calls it.
 class JsonlSink : public Sink {
  public:
-  // `fs` must outlive the sink.
+  // `fs` must outlive the sink. Staged transactions' scratch files bypass it (nothing of them
+  // needs to survive a crash).
   explicit JsonlSink(JsonlSinkOptions options, FileSystem& fs = PosixFileSystem());
 
+  SinkCapabilities Capabilities() const override;
   Status Open(bool resuming) override;
   Status Write(const Page& page) override;
+  Status Stage(const Page& page) override;
   Status Flush() override;
 
  private:
@@ -50,6 +59,7 @@ class JsonlSink : public Sink {
 
   const JsonlSinkOptions options_;
   BufferedFile file_;
+  StagedLines staged_;
 };
 
 // The sink for a `jsonl` or `file` config block, not yet opened (no I/O: `faucet validate`).

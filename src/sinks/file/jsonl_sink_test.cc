@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <iterator>
 
 #include "core/crash_point.h"
 #include "sinks/file/test_util.h"
@@ -230,6 +233,80 @@ TEST(MakeJsonlSink, DoesNoIo) {
   Result<std::unique_ptr<Sink>> sink = MakeJsonlSink(ConfigBlock("{path: '" + path + "'}"));
   ASSERT_OK(sink);
   EXPECT_FALSE(PosixFileSystem().Exists(path));
+}
+
+// Changes of public.items inserted with ids [first, first + n), committed at `lsn` (0: not yet).
+Page Inserts(int first, int n, uint64_t lsn) {
+  Page page = ItemsPage(first, n);
+  for (Change& c : page.changes) {
+    c.op = ChangeOp::kInsert;
+    c.commit_position = lsn;
+    c.commit_time_us = lsn == 0 ? 0 : 1700000000123456;
+  }
+  return page;
+}
+
+Page Staged(StagedStep step, Page page = {}) {
+  page.staged = step;
+  return page;
+}
+
+TEST(JsonlSink, AStagedTransactionAppearsOnlyAtItsCommitAsWriteWouldHaveWrittenIt) {
+  const std::string dir = TempDir("file_sink");
+  const uint64_t lsn = 0x16B3748;
+  const int64_t time = 1700000000123456;
+  // 30,000 rows: several MiB, so the scratch file is used and read back.
+  JsonlSink sink({dir + "/out.jsonl", false});
+  EXPECT_TRUE(sink.Capabilities().stages);
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Write(Inserts(1, 2, 0x100)));
+  for (int first = 3; first < 30003; first += 1000) {
+    ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kChanges, 7, 7}, Inserts(first, 1000, 0))));
+    // Another transaction's changes, interleaved, and one of its subtransactions rolled back.
+    ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kChanges, 8, (first / 1000) % 2 == 0 ? 8u : 9u},
+                                Inserts(100000 + first, 10, 0))));
+  }
+  ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kAbort, 8, 9})));
+  ASSERT_OK(sink.Flush());
+  const std::string before_commit = ReadAll(dir + "/out.jsonl");
+  EXPECT_EQ(std::count(before_commit.begin(), before_commit.end(), '\n'), 2)
+      << "only the written page's lines are in the file before the commit";
+
+  Page commit = Staged({StagedStep::Kind::kCommit, 7, 7, lsn, time});
+  commit.bookmark = Bookmark{};
+  ASSERT_OK(sink.Stage(commit));
+  ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kCommit, 8, 8, lsn + 1, time})));
+  ASSERT_OK(sink.Flush());
+
+  JsonlSink expected_sink({dir + "/expected.jsonl", false});
+  ASSERT_OK(expected_sink.Open(false));
+  ASSERT_OK(expected_sink.Write(Inserts(1, 2, 0x100)));
+  ASSERT_OK(expected_sink.Write(Inserts(3, 30000, lsn)));
+  for (int first = 3; first < 30003; first += 1000) {
+    if ((first / 1000) % 2 == 0) {
+      ASSERT_OK(expected_sink.Write(Inserts(100000 + first, 10, lsn + 1)));
+    }
+  }
+  ASSERT_OK(expected_sink.Flush());
+  EXPECT_EQ(ReadAll(dir + "/out.jsonl"), ReadAll(dir + "/expected.jsonl"));
+}
+
+TEST(JsonlSink, ARolledBackOrUnfinishedStagedTransactionLeavesNothing) {
+  const std::string dir = TempDir("file_sink");
+  JsonlSink sink({dir + "/out.jsonl", false});
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kChanges, 7, 7}, Inserts(1, 20000, 0))));
+  ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kAbort, 7, 7})));
+  // Committing a transaction that was rolled back (or never staged) writes nothing.
+  ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kCommit, 7, 7, 0x200, 0})));
+  ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kChanges, 9, 9}, Inserts(1, 5, 0))));
+  // A new run (Open) forgets what an earlier one staged: the source sends it again whole.
+  ASSERT_OK(sink.Open(true));
+  ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kCommit, 9, 9, 0x300, 0})));
+  ASSERT_OK(sink.Flush());
+  EXPECT_EQ(ReadAll(dir + "/out.jsonl"), "");
+  // No scratch file is left beside the output.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
 }
 
 }  // namespace

@@ -24,7 +24,12 @@ RelationPtr PgoutputDecoder::FindRelation(uint32_t oid) const {
 }
 
 Result<RelationPtr> PgoutputDecoder::Lookup(uint32_t relation_id, const char* what) const {
-  RelationPtr r = FindRelation(relation_id);
+  RelationPtr r;
+  if (overlay_ != nullptr) {
+    auto it = overlay_->find(relation_id);
+    if (it != overlay_->end()) r = it->second;
+  }
+  if (r == nullptr) r = FindRelation(relation_id);
   if (r == nullptr) {
     return DataLoss(std::string("pgoutput: ") + what + " for relation id " +
                     std::to_string(relation_id) + " that no Relation message described");
@@ -97,11 +102,42 @@ Status PgoutputDecoder::Apply(PgoutputMessage& message, Txn& txn, std::vector<Tx
   return Internal("pgoutput: transaction-control message where a change was expected");
 }
 
+Status PgoutputDecoder::Stage(PgoutputMessage& message, uint32_t xid, uint32_t subxid,
+                              std::vector<TxnEvent>& out) {
+  StagedTxn& staged = staged_.at(xid);
+  if (auto* m = std::get_if<RelationMessage>(&message)) {
+    // Applies to this transaction only until it commits (another one may still see the old
+    // schema). The same object as the known one when nothing changed, as Apply keeps it.
+    RelationPtr& known = staged.relations[m->relation.id];
+    if (known == nullptr || !(*known == m->relation)) {
+      RelationPtr global = FindRelation(m->relation.id);
+      known = global != nullptr && *global == m->relation
+                  ? global
+                  : std::make_shared<const Relation>(std::move(m->relation));
+    }
+    return Status::Ok();
+  }
+  const size_t first = out.size();
+  overlay_ = &staged.relations;
+  Status applied = Apply(message, staged.txn, out);
+  overlay_ = nullptr;
+  RETURN_IF_ERROR(applied);
+  for (size_t i = first; i < out.size(); ++i) {
+    out[i].kind = TxnEvent::Kind::kStagedChange;
+    out[i].xid = xid;
+    out[i].subxid = subxid;
+  }
+  return Status::Ok();
+}
+
 Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& out) {
   if (replaying()) return Internal("pgoutput: Decode called while a streamed transaction replays");
-  // Inside a stream block the message is only checked: it is parsed again at replay.
-  ASSIGN_OR_RETURN(PgoutputMessage message, stream_xid_ ? CheckPgoutputMessage(bytes, true)
-                                                        : ParsePgoutputMessage(bytes, false));
+  // Inside a stream block that is buffered the message is only checked: it is parsed again at
+  // replay.
+  const bool staged = stream_xid_ && staged_.count(*stream_xid_) != 0;
+  ASSIGN_OR_RETURN(PgoutputMessage message, !stream_xid_ ? ParsePgoutputMessage(bytes, false)
+                                            : staged     ? ParsePgoutputMessage(bytes, true)
+                                                         : CheckPgoutputMessage(bytes, true));
   auto name = [&] { return PgoutputMessageName(bytes[0]); };
 
   if (stream_xid_) {
@@ -124,7 +160,10 @@ Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& ou
           return false;
         },
         message);
-    if (buffered) return streams_.Append(*stream_xid_, subxid, bytes);
+    if (buffered) {
+      return staged ? Stage(message, *stream_xid_, subxid, out)
+                    : streams_.Append(*stream_xid_, subxid, bytes);
+    }
     // An Origin follows Stream Start for a transaction replicated from elsewhere; neither it
     // nor a logical message is a row change.
     if (std::holds_alternative<LogicalMessage>(message) ||
@@ -161,13 +200,18 @@ Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& ou
   }
   if (auto* m = std::get_if<StreamStartMessage>(&message)) {
     if (txn_) return DataLoss("pgoutput: Stream Start inside a transaction");
+    const bool open = streams_.Contains(m->xid) || staged_.count(m->xid) != 0;
     if (m->first_segment) {
-      if (streams_.Contains(m->xid)) {
+      if (open) {
         return DataLoss("pgoutput: first stream segment of transaction " + Xid(m->xid) +
                         " arrived twice");
       }
-      streams_.Open(m->xid);
-    } else if (!streams_.Contains(m->xid)) {
+      if (staging_) {
+        staged_.emplace(m->xid, StagedTxn{});
+      } else {
+        streams_.Open(m->xid);
+      }
+    } else if (!open) {
       return DataLoss("pgoutput: stream segment of transaction " + Xid(m->xid) +
                       " whose first segment this connection never received");
     }
@@ -179,6 +223,20 @@ Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& ou
   }
   if (auto* m = std::get_if<StreamCommitMessage>(&message)) {
     if (txn_) return DataLoss("pgoutput: Stream Commit inside a transaction");
+    if (auto it = staged_.find(m->xid); it != staged_.end()) {
+      // Its schema messages now describe the relations for every later transaction, as a
+      // replay's would.
+      for (auto& [id, relation] : it->second.relations) relations_[id] = std::move(relation);
+      staged_.erase(it);
+      TxnEvent e;
+      e.kind = TxnEvent::Kind::kStagedCommit;
+      e.xid = m->xid;
+      e.commit_lsn = m->commit_lsn;
+      e.end_lsn = m->end_lsn;
+      e.commit_time_us = ToUnixMicros(m->commit_time);
+      out.push_back(std::move(e));
+      return Status::Ok();
+    }
     if (!streams_.Contains(m->xid)) {
       return DataLoss("pgoutput: Stream Commit of transaction " + Xid(m->xid) +
                       " that was never streamed");
@@ -190,6 +248,15 @@ Status PgoutputDecoder::Decode(std::string_view bytes, std::vector<TxnEvent>& ou
   }
   if (auto* m = std::get_if<StreamAbortMessage>(&message)) {
     if (txn_) return DataLoss("pgoutput: Stream Abort inside a transaction");
+    if (auto it = staged_.find(m->xid); it != staged_.end()) {
+      if (m->subxid == m->xid) staged_.erase(it);
+      TxnEvent e;
+      e.kind = TxnEvent::Kind::kStagedAbort;
+      e.xid = m->xid;
+      e.subxid = m->subxid;
+      out.push_back(std::move(e));
+      return Status::Ok();
+    }
     streams_.Abort(m->xid, m->subxid);
     return Status::Ok();
   }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <thread>
+#include <utility>
 
 #include "core/text.h"
 #include "sources/postgres/slot.h"
@@ -168,10 +169,12 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
           "transactions, {} bytes spilled",
           config_.slot_name, idle ? "idle_timeout without data" : "max_cycle_duration",
           stats_.keepalives, stats_.streamed_transactions, stats().spilled_bytes);
-      // Complete transactions go out; the open one (if any) is dropped unacknowledged and comes
-      // again next cycle.
+      // Complete transactions go out; the open one (if any) and the staged changes not handed
+      // out yet are dropped unacknowledged, and come again next cycle (the sink drops what it
+      // staged of them when it opens).
       pager_.DropOpen();
       pager_.Flush();
+      staged_page_ = Page{};
       phase_ = Phase::kEnded;
       continue;
     }
@@ -275,7 +278,7 @@ bool KeyChanged(const Change& c) {
 
 }  // namespace
 
-Status PostgresCdcSource::FillMovedToast(Change& c) {
+Status PostgresCdcSource::FillMovedToast(Change& c, bool committed) {
   if (c.op != ChangeOp::kUpdate || !c.before || !c.after) return Status::Ok();
   Row& after = *c.after;
   std::vector<size_t> missing;
@@ -288,7 +291,7 @@ Status PostgresCdcSource::FillMovedToast(Change& c) {
       missing.push_back(i);
     }
   }
-  if (missing.empty() || !KeyChanged(c)) return Status::Ok();
+  if (missing.empty() || !committed || !KeyChanged(c)) return Status::Ok();
 
   // The row moved to a new key and Postgres did not send its unchanged TOAST values (they are
   // not in this transaction's WAL). A destination has them only under the old key, which the
@@ -335,15 +338,59 @@ Status PostgresCdcSource::FillMovedToast(Change& c) {
 
 Status PostgresCdcSource::AddEvents(std::vector<TxnEvent>& events) {
   for (TxnEvent& e : events) {
-    if (e.kind == TxnEvent::Kind::kChange) {
-      RETURN_IF_ERROR(FillMovedToast(e.change));
-      pager_.AddChange(std::move(e.change));
-      continue;
+    switch (e.kind) {
+      case TxnEvent::Kind::kChange:
+        RETURN_IF_ERROR(FillMovedToast(e.change, /*committed=*/true));
+        pager_.AddChange(std::move(e.change));
+        break;
+      case TxnEvent::Kind::kCommit:
+        pager_.Commit(MakeBookmark(e.end_lsn));
+        last_emitted_ = e.end_lsn;
+        break;
+      case TxnEvent::Kind::kStagedChange: {
+        // A page holds one subtransaction's changes, so that its rollback names them.
+        if (!staged_page_.changes.empty() &&
+            (staged_page_.staged->txn != e.xid || staged_page_.staged->part != e.subxid)) {
+          EmitStagedChanges();
+        }
+        if (staged_page_.changes.empty()) {
+          staged_page_.staged = StagedStep{StagedStep::Kind::kChanges, e.xid, e.subxid, 0, 0};
+        }
+        RETURN_IF_ERROR(FillMovedToast(e.change, /*committed=*/false));
+        staged_bytes_ += e.change.ApproxBytes();
+        staged_page_.changes.push_back(std::move(e.change));
+        if (staged_page_.changes.size() >= config_.batch_size ||
+            staged_bytes_ >= config_.page_bytes) {
+          EmitStagedChanges();
+        }
+        break;
+      }
+      case TxnEvent::Kind::kStagedAbort:
+      case TxnEvent::Kind::kStagedCommit: {
+        EmitStagedChanges();
+        const bool commit = e.kind == TxnEvent::Kind::kStagedCommit;
+        Page page;
+        page.staged = StagedStep{commit ? StagedStep::Kind::kCommit : StagedStep::Kind::kAbort,
+                                 e.xid, e.subxid, e.commit_lsn.value(), e.commit_time_us};
+        if (commit) {
+          // After the transactions that committed before it.
+          pager_.Flush();
+          ++stats_.streamed_transactions;
+          page.bookmark = MakeBookmark(e.end_lsn);
+          last_emitted_ = e.end_lsn;
+        }
+        pager_.Emit(std::move(page));
+        break;
+      }
     }
-    pager_.Commit(MakeBookmark(e.end_lsn));
-    last_emitted_ = e.end_lsn;
   }
   return Status::Ok();
+}
+
+void PostgresCdcSource::EmitStagedChanges() {
+  if (staged_page_.changes.empty()) return;
+  pager_.Emit(std::exchange(staged_page_, Page{}));
+  staged_bytes_ = 0;
 }
 
 void PostgresCdcSource::MaybeEmitIdlePage(Lsn wal_end) {

@@ -115,6 +115,9 @@ class PostgresCdcSource final : public Source {
   // Sends a status update (the persisted position) when one is due, so the server does not
   // drop a session whose pipeline is busy writing.
   Status KeepAlive() override;
+  // Streamed transactions (protocol 2) go out as they arrive, as staged steps (core/page.h),
+  // instead of waiting in the stream buffer for their commit.
+  void AllowStaging() override { decoder_.set_staging(true); }
 
   // The flush LSN the next status update reports.
   Lsn reported_position() const { return Lsn(acked_.load()); }
@@ -131,8 +134,12 @@ class PostgresCdcSource final : public Source {
   // Handles one CopyData message; true when it carried WAL data (not a keepalive).
   Result<bool> HandleCopyData(std::string_view data);
   Status AddEvents(std::vector<TxnEvent>& events);
+  // Hands out the staged changes gathered in staged_page_, if any.
+  void EmitStagedChanges();
   // A key-changing update arrives without its unchanged TOAST values; fills them in (see .cc).
-  Status FillMovedToast(Change& c);
+  // `committed` false: the change is staged, its transaction's rows are not the source's yet,
+  // so only what the change itself carries fills them in.
+  Status FillMovedToast(Change& c, bool committed);
   void MaybeEmitIdlePage(Lsn wal_end);
   const PostgresCdcConfig config_;
   ConnPtr conn_;
@@ -145,6 +152,8 @@ class PostgresCdcSource final : public Source {
 
   TxnPager pager_;                // pages at transaction boundaries (chunks of a large transaction)
   std::vector<TxnEvent> events_;  // decoder output, reused (Next and HandleCopyData never nest)
+  Page staged_page_;              // staged changes of one (sub)transaction, not handed out yet
+  size_t staged_bytes_ = 0;
   Lsn last_emitted_;  // bookmark of the last transaction given to the pager (or the start)
   Lsn idle_floor_;    // an idle page's position must exceed this: max(resume, slot's confirmed)
 

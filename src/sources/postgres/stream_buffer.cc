@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
+
+#include "core/file_system.h"
 
 namespace faucet::postgres {
 namespace {
@@ -32,18 +33,7 @@ bool IsSchemaMessage(std::string_view message) {
 }
 
 Result<std::FILE*> CreateSpillFile(const std::string& dir) {
-  std::string base = dir;
-  if (base.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-  }
-  std::string path = base + "/faucet-pg-stream-XXXXXX";
-  int fd = mkstemp(path.data());
-  if (fd < 0) {
-    return Unavailable("cannot create a spill file in " + base + ": " + std::strerror(errno));
-  }
-  // Unlinked at once: the file lives as long as the descriptor, and a crash leaves nothing.
-  unlink(path.c_str());
+  ASSIGN_OR_RETURN(int fd, CreateScratchFile(dir, "faucet-pg-stream"));
   std::FILE* f = fdopen(fd, "w+b");
   if (f == nullptr) {
     close(fd);
