@@ -39,6 +39,79 @@ TEST(Pipeline, PersistsBookmarkOnlyAfterSinkFlush) {
   EXPECT_EQ(h.state.values["p::row-0"], (Json{{"n", 2}}));
 }
 
+// A source that records AllowStaging, and a sink that stages and logs its steps.
+class StagingSource : public FakeSource {
+ public:
+  using FakeSource::FakeSource;
+  void AllowStaging() override { allowed = true; }
+  bool allowed = false;
+};
+
+class StagingSink : public FakeSink {
+ public:
+  SinkCapabilities Capabilities() const override {
+    SinkCapabilities caps;
+    caps.stages = true;
+    return caps;
+  }
+  Status Stage(const Page& page) override {
+    calls.push_back("stage:" + std::to_string(static_cast<int>(page.staged->kind)) + ":" +
+                    std::to_string(page.changes.size()));
+    return Status::Ok();
+  }
+};
+
+class NoOpTransform : public Transform {
+ public:
+  Status Apply(Page& page) override {
+    (void)page;
+    return Status::Ok();
+  }
+};
+
+TEST(Pipeline, StagedStepsGoToStageAndOnlyTheCommitIsCheckpointed) {
+  Page changes = MakePage(3, std::nullopt);
+  changes.staged = StagedStep{StagedStep::Kind::kChanges, 7, 7, 0, 0};
+  Page commit = MakePage(0, Json{{"n", 1}});
+  commit.staged = StagedStep{StagedStep::Kind::kCommit, 7, 7, 0x100, 0};
+  StagingSource source({changes, commit});
+  StagingSink sink;
+  FakeStateStore state;
+  state.call_log = &sink.calls;
+  PipelineOptions options;
+  options.state_key = "p::row-0";
+  ASSERT_OK(Pipeline(source, {}, sink, state, options).Run());
+  EXPECT_TRUE(source.allowed);
+  std::vector<std::string> expected = {"stage:0:3", "stage:2:0", "flush", "put", "flush"};
+  EXPECT_EQ(sink.calls, expected);
+}
+
+TEST(Pipeline, OnlyAPlainPipelineLetsItsSourceStage) {
+  NoOpTransform transform;
+  FakeSink dlq;
+  for (int variant = 0; variant < 4; ++variant) {
+    StagingSource source(std::vector<Page>{});
+    StagingSink sink;
+    FakeStateStore state;
+    PipelineOptions options;
+    options.state_key = "p::row-0";
+    std::vector<Transform*> transforms;
+    if (variant == 0) transforms.push_back(&transform);
+    if (variant == 1) options.dlq = DlqOptions{&dlq};
+    if (variant == 2) options.delivery = Delivery::kAtomicWatermark;
+    if (variant == 3) options.bulk_load = true;
+    ASSERT_OK(Pipeline(source, transforms, sink, state, options).Run());
+    EXPECT_FALSE(source.allowed) << "variant " << variant;
+  }
+  StagingSource source(std::vector<Page>{});
+  FakeSink not_staging;
+  FakeStateStore state;
+  PipelineOptions options;
+  options.state_key = "p::row-0";
+  ASSERT_OK(Pipeline(source, {}, not_staging, state, options).Run());
+  EXPECT_FALSE(source.allowed) << "a sink that does not stage";
+}
+
 TEST(Pipeline, AcknowledgesOnlyPersistedBookmarks) {
   Harness h;
   FakeSource source({MakePage(1, Json{{"n", 1}}), MakePage(1, Json{{"n", 2}})});
