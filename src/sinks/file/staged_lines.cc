@@ -115,9 +115,7 @@ Status StagedLines::Publish(uint32_t txn_id, std::string_view commit, BufferedFi
     }
     if (n <= 0) {
       st = n < 0 ? ScratchError("cannot read")
-                 : DataLoss(
-                       "a staged transaction's scratch file "
-                       "ended early");
+                 : DataLoss("a staged transaction's scratch file ended early");
       break;
     }
     in.resize(kept + static_cast<size_t>(n));

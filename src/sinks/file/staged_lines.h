@@ -46,9 +46,6 @@ class StagedLines {
   // Drops every transaction.
   void Clear();
 
-  // Transactions staged and not yet published or dropped.
-  size_t open_count() const { return txns_.size(); }
-
  private:
   struct Txn {
     std::string buffer;    // records not written to the file yet
