@@ -56,6 +56,11 @@ Status BufferedFile::Spill() {
   return NamePath(st);
 }
 
+Status BufferedFile::Write(std::string_view lines) {
+  RETURN_IF_ERROR(Spill());
+  return NamePath(file_->Append(lines));
+}
+
 Status BufferedFile::Flush() {
   RETURN_IF_ERROR(Spill());
   RETURN_IF_ERROR(NamePath(file_->Sync()));

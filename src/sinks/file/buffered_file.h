@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/file_system.h"
 #include "core/status.h"
@@ -42,6 +43,10 @@ class BufferedFile {
   // Writes the buffer to the file, without syncing: the lines survive a process crash but not
   // a power cut. The buffer is empty afterwards, also on error.
   Status Spill();
+
+  // Spill(), then writes `lines` (whole lines) straight to the file: for a caller that has
+  // built a large block of them elsewhere, without copying it into the buffer.
+  Status Write(std::string_view lines);
 
   // Spills and fdatasyncs the file. The first Flush after Open also fsyncs the directory: the
   // file's entry may be new, or left unsynced by an earlier run that crashed, and without it the

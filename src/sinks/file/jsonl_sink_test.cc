@@ -291,6 +291,18 @@ TEST(JsonlSink, AStagedTransactionAppearsOnlyAtItsCommitAsWriteWouldHaveWrittenI
   EXPECT_EQ(ReadAll(dir + "/out.jsonl"), ReadAll(dir + "/expected.jsonl"));
 }
 
+TEST(JsonlSink, AnOutputThatFailsDuringACommitFailsTheCommit) {
+  // The commit of a transaction staged in a scratch file reads it back on a second thread while
+  // the sink writes: a failed write must end both and report it, not hang or drop it silently.
+  testing::FaultInjectionFileSystem fs;
+  JsonlSink sink({fs.root() + "/out.jsonl", false}, fs);
+  ASSERT_OK(sink.Open(false));
+  ASSERT_OK(sink.Stage(Staged({StagedStep::Kind::kChanges, 7, 7}, Inserts(1, 40000, 0))));
+  fs.FailAfter(2);  // the first chunk or two reach the file, then the disk "dies"
+  Status committed = sink.Stage(Staged({StagedStep::Kind::kCommit, 7, 7, 0x200, 0}));
+  EXPECT_EQ(committed.code(), StatusCode::kUnavailable) << committed.ToString();
+}
+
 TEST(JsonlSink, ARolledBackOrUnfinishedStagedTransactionLeavesNothing) {
   const std::string dir = TempDir("file_sink");
   JsonlSink sink({dir + "/out.jsonl", false});

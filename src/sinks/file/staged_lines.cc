@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <thread>
 
 #include "core/file_system.h"
 #include "core/json_render.h"
@@ -77,9 +79,8 @@ void StagedLines::Abort(uint32_t txn_id, uint32_t part) {
   }
 }
 
-Result<size_t> StagedLines::CopyRecords(const Txn& txn, std::string_view records,
-                                        std::string_view commit, BufferedFile& out) {
-  std::string& o = out.buffer();
+size_t StagedLines::CopyRecords(const Txn& txn, std::string_view records, std::string_view commit,
+                                std::string& out) {
   size_t pos = 0;
   while (records.size() - pos >= kHeader) {
     uint32_t part = 0;
@@ -90,22 +91,18 @@ Result<size_t> StagedLines::CopyRecords(const Txn& txn, std::string_view records
     const char* line = records.data() + pos + kHeader;
     pos += kHeader + length;
     if (!txn.aborted.empty() && txn.aborted.count(part) != 0) continue;
-    o.append(line, commit_at);
-    o.append(commit);
-    o.append(line + commit_at, length - commit_at);
-    RETURN_IF_ERROR(out.SpillIfFull());
+    out.append(line, commit_at);
+    out.append(commit);
+    out.append(line + commit_at, length - commit_at);
   }
   return pos;
 }
 
-Status StagedLines::Publish(uint32_t txn_id, std::string_view commit, BufferedFile& out) {
-  auto it = txns_.find(txn_id);
-  if (it == txns_.end()) return Status::Ok();
-  const Txn& txn = it->second;
-  Status st;
+Status StagedLines::ReadScratch(const Txn& txn, std::string_view commit,
+                                BoundedQueue<std::string>& chunks) {
   // The file's records, read back a MiB at a time; a record may straddle two reads.
   std::string in;
-  for (uint64_t offset = 0; st.ok() && offset < txn.written;) {
+  for (uint64_t offset = 0; offset < txn.written;) {
     const size_t kept = in.size();
     in.resize(kept + static_cast<size_t>(std::min<uint64_t>(kSpillBytes, txn.written - offset)));
     ssize_t n = pread(txn.fd, in.data() + kept, in.size() - kept, static_cast<off_t>(offset));
@@ -114,24 +111,52 @@ Status StagedLines::Publish(uint32_t txn_id, std::string_view commit, BufferedFi
       continue;
     }
     if (n <= 0) {
-      st = n < 0 ? ScratchError("cannot read")
-                 : DataLoss("a staged transaction's scratch file ended early");
-      break;
+      return n < 0 ? ScratchError("cannot read")
+                   : DataLoss("a staged transaction's scratch file ended early");
     }
     in.resize(kept + static_cast<size_t>(n));
     offset += static_cast<uint64_t>(n);
-    Result<size_t> used = CopyRecords(txn, in, commit, out);
-    if (!used.ok()) {
-      st = used.status();
-      break;
-    }
-    in.erase(0, *used);
+    std::string chunk;
+    chunk.reserve(in.size() + in.size() / 4);
+    in.erase(0, CopyRecords(txn, in, commit, chunk));
+    if (chunk.empty()) continue;  // every line of it rolled back
+    if (!chunks.Push(std::move(chunk), kSpillBytes)) return Status::Ok();  // the writer failed
   }
   // Spills write whole records, so the file ends where the buffer's first record starts.
-  if (st.ok() && !in.empty()) st = DataLoss("a staged transaction's scratch file ends mid-record");
-  if (st.ok()) {
-    Result<size_t> used = CopyRecords(txn, txn.buffer, commit, out);
-    st = used.status();
+  if (!in.empty()) return DataLoss("a staged transaction's scratch file ends mid-record");
+  std::string chunk;
+  CopyRecords(txn, txn.buffer, commit, chunk);
+  if (!chunk.empty()) chunks.Push(std::move(chunk), kSpillBytes);
+  return Status::Ok();
+}
+
+Status StagedLines::Publish(uint32_t txn_id, std::string_view commit, BufferedFile& out) {
+  auto it = txns_.find(txn_id);
+  if (it == txns_.end()) return Status::Ok();
+  const Txn& txn = it->second;
+  Status st;
+  if (txn.fd < 0) {  // all of it in memory
+    CopyRecords(txn, txn.buffer, commit, out.buffer());
+    st = out.SpillIfFull();
+  } else {
+    // What is left after the transaction's last change: the two copies overlap. A reader thread
+    // reads the scratch file back and inserts the commit fields, a MiB at a time, while this one
+    // writes the chunks it has done to the output (two queued at most).
+    BoundedQueue<std::string> chunks(2 * kSpillBytes);
+    Status read;
+    std::thread reader([&] {
+      read = ReadScratch(txn, commit, chunks);
+      chunks.Close();
+    });
+    while (std::optional<std::string> chunk = chunks.Pop()) {
+      st = out.Write(*chunk);
+      if (!st.ok()) {
+        chunks.Close();
+        break;
+      }
+    }
+    reader.join();
+    if (st.ok()) st = read;
   }
   Drop(it);
   return st;

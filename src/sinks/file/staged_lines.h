@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/bounded_queue.h"
 #include "core/change.h"
 #include "core/status.h"
 #include "sinks/file/buffered_file.h"
@@ -20,7 +21,8 @@ namespace faucet {
 // (core/file_system.h: no path names it, a crash leaves nothing) in `dir`, so memory stays
 // bounded whatever the transaction's size and the disk space is taken where the output goes.
 // Publish copies the lines of the parts that were not rolled back into the output, the commit
-// fields inserted. Not thread-safe.
+// fields inserted (reading a scratch file back on a thread of its own while the caller writes).
+// Not thread-safe.
 class StagedLines {
  public:
   static constexpr size_t kSpillBytes = size_t{1} << 20;
@@ -56,9 +58,14 @@ class StagedLines {
 
   // Writes txn.buffer to its file (creating it) and empties the buffer.
   Status Spill(Txn& txn);
-  // Copies the complete records at the front of `records` into `out`; returns the bytes used.
-  Result<size_t> CopyRecords(const Txn& txn, std::string_view records, std::string_view commit,
-                             BufferedFile& out);
+  // Appends the lines of the complete records at the front of `records` to `out`, `commit`
+  // inserted, skipping rolled-back parts; returns the bytes of `records` used.
+  static size_t CopyRecords(const Txn& txn, std::string_view records, std::string_view commit,
+                            std::string& out);
+  // Reads `txn`'s scratch file, then its buffer, into chunks of lines (CopyRecords) pushed to
+  // `chunks`; stops early, with ok, when `chunks` is closed.
+  static Status ReadScratch(const Txn& txn, std::string_view commit,
+                            BoundedQueue<std::string>& chunks);
   void Drop(std::map<uint32_t, Txn>::iterator it);
 
   const std::string dir_;
