@@ -1,5 +1,6 @@
 #include "sinks/file/staged_lines.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,6 +116,10 @@ Status StagedLines::ReadScratch(const Txn& txn, std::string_view commit,
                    : DataLoss("a staged transaction's scratch file ended early");
     }
     in.resize(kept + static_cast<size_t>(n));
+    // The bytes read are not needed again: freeing their page-cache pages now lets the output's
+    // writes reuse them. Best effort (a file system without hole punching keeps them).
+    (void)fallocate(txn.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                    static_cast<off_t>(n));
     offset += static_cast<uint64_t>(n);
     std::string chunk;
     chunk.reserve(in.size() + in.size() / 4);

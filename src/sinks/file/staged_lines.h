@@ -63,7 +63,8 @@ class StagedLines {
   static size_t CopyRecords(const Txn& txn, std::string_view records, std::string_view commit,
                             std::string& out);
   // Reads `txn`'s scratch file, then its buffer, into chunks of lines (CopyRecords) pushed to
-  // `chunks`; stops early, with ok, when `chunks` is closed.
+  // `chunks`, punching each read range out of the file; stops early, with ok, when `chunks` is
+  // closed.
   static Status ReadScratch(const Txn& txn, std::string_view commit,
                             BoundedQueue<std::string>& chunks);
   void Drop(std::map<uint32_t, Txn>::iterator it);
