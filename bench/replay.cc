@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   ReplaySource replay(std::move(pages));
   PipelineOptions options;
   options.state_key = built->StateKey();
-  options.delivery = assembly::PipelineDelivery(built->guarantee);
+  assembly::ApplyGuarantee(built->guarantee, options);
   Pipeline pipeline(replay, built->parts.TransformPtrs(), *built->parts.sink, **state, options);
   const Clock::time_point apply_start = Clock::now();
   Result<PipelineStats> stats = pipeline.Run();

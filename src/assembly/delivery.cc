@@ -32,6 +32,11 @@ Delivery PipelineDelivery(Guarantee g) {
   return g == Guarantee::kAtomicWatermark ? Delivery::kAtomicWatermark : Delivery::kAtLeastOnce;
 }
 
+void ApplyGuarantee(Guarantee g, PipelineOptions& options) {
+  options.delivery = PipelineDelivery(g);
+  options.group_bytes = g == Guarantee::kKeyedUpsert ? kGroupCommitBytes : 0;
+}
+
 Result<Guarantee> DeriveDelivery(const config::Document& doc, const SourceCapabilities& source,
                                  const SinkCapabilities& sink, Durability state) {
   const bool deterministic = source.deterministic_replay;

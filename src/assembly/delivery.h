@@ -33,4 +33,9 @@ Result<Guarantee> DeriveDelivery(const config::Document& doc, const SourceCapabi
 // The pipeline write path for a guarantee: only the atomic watermark changes it.
 Delivery PipelineDelivery(Guarantee g);
 
+// Sets the pipeline's write path for a guarantee (PipelineDelivery), and group commit
+// (PipelineOptions::group_bytes) where a replayed write overwrites itself, under keyed upsert:
+// elsewhere a crash replays at most one page, not a group.
+void ApplyGuarantee(Guarantee g, PipelineOptions& options);
+
 }  // namespace faucet::assembly

@@ -23,7 +23,7 @@ int RunCommand(const std::string& config_path) {
   assembly::PipelineParts& parts = built->parts;
   PipelineOptions options;
   options.state_key = built->StateKey();
-  options.delivery = assembly::PipelineDelivery(built->guarantee);
+  assembly::ApplyGuarantee(built->guarantee, options);
   options.stop = &StopFlag();
   options.dlq = assembly::DlqOptionsFor(built->doc, parts.dlq_sink.get());
   std::unique_ptr<observability::Exporter> exporter = MakeExporter(*built);

@@ -31,7 +31,39 @@ struct Item {
   Kind kind = Kind::kEnd;
   Page page;
   Status status;
+  size_t bytes = 0;  // the page's ApproxBytes
 };
+
+// A page group commit may extend, or add to another: complete transactions, not a chunk or a
+// staged step.
+bool Groupable(const Item& item) {
+  return item.kind == Item::Kind::kPage && item.page.bookmark && !item.page.staged;
+}
+
+// Group commit: appends to `into` the complete pages of its scope already waiting in `queue`
+// (none is waited for), while the group stays within `max_bytes`. The first item taken that
+// cannot join is left in `ahead`. Returns how many pages joined.
+size_t GroupWaiting(BoundedQueue<Item>& queue, size_t max_bytes, Item& into,
+                    std::optional<Item>& ahead) {
+  if (!Groupable(into)) return 0;
+  size_t joined = 0;
+  Item next;
+  while (into.bytes < max_bytes && queue.PopUntil(next, std::chrono::steady_clock::now()) ==
+                                       BoundedQueue<Item>::PopResult::kPopped) {
+    if (!Groupable(next) || next.page.token_scope != into.page.token_scope ||
+        into.bytes + next.bytes > max_bytes) {
+      ahead = std::move(next);
+      break;
+    }
+    std::vector<Change>& changes = into.page.changes;
+    changes.insert(changes.end(), std::make_move_iterator(next.page.changes.begin()),
+                   std::make_move_iterator(next.page.changes.end()));
+    into.page.bookmark = std::move(next.page.bookmark);
+    into.bytes += next.bytes;
+    ++joined;
+  }
+  return joined;
+}
 
 bool StopRequested(const std::atomic<bool>* stop) {
   return stop != nullptr && stop->load(std::memory_order_relaxed);
@@ -211,7 +243,8 @@ Status Pipeline::WriteWatermarked(Page& page, Watermark& mark, const Start& star
                                FormatChunkToken(mark.seq, mark.anchor, mark.chunk_changes));
 }
 
-Status Pipeline::WritePage(Page& page, Watermark& mark, const Start& start, PipelineStats& stats) {
+Status Pipeline::WritePage(Page& page, size_t received, Watermark& mark, const Start& start,
+                           PipelineStats& stats) {
   PipelineObserver* observer = options_.observer;
   Status budget_error;
   auto began = std::chrono::steady_clock::now();
@@ -226,7 +259,7 @@ Status Pipeline::WritePage(Page& page, Watermark& mark, const Start& start, Pipe
     bool written = true;
     RETURN_IF_ERROR(WriteWatermarked(page, mark, start, stats, written));
     if (!written) {  // the sink already holds it
-      if (observer != nullptr) observer->Written(page, lap());
+      if (observer != nullptr) observer->Written(page, received, lap());
       return Status::Ok();
     }
   } else if (options_.dlq) {
@@ -234,7 +267,7 @@ Status Pipeline::WritePage(Page& page, Watermark& mark, const Start& start, Pipe
   } else {
     RETURN_IF_ERROR(sink_.Write(page));
   }
-  if (observer != nullptr) observer->Written(page, lap());
+  if (observer != nullptr) observer->Written(page, received, lap());
   CrashPoint("pipeline.after_write");
   ++stats.pages;
   stats.changes += page.changes.size();
@@ -371,7 +404,7 @@ Result<PipelineStats> Pipeline::Run() {
       }
       size_t bytes = page.ApproxBytes();
       if (options_.observer != nullptr) options_.observer->Queued(bytes);
-      Item item{Item::Kind::kPage, std::move(page), {}};
+      Item item{Item::Kind::kPage, std::move(page), {}, bytes};
       auto pushed = queue.PushFor(item, bytes, kKeepAliveEvery);
       while (pushed == BoundedQueue<Item>::PushResult::kTimedOut) {
         if (Status alive = source_.KeepAlive(); !alive.ok()) {
@@ -388,20 +421,27 @@ Result<PipelineStats> Pipeline::Run() {
   Watermark mark{start.seq, start.bookmark, 0, start.skip_changes};
   Status source_error;
   Status sink_error;
+  // Group commit joins pages only where a page is not its own unit: not under the atomic
+  // watermark (a token per page), a DLQ (failure budgets per page) or a bulk load.
+  const bool grouping = options_.group_bytes > 0 && options_.delivery == Delivery::kAtLeastOnce &&
+                        !options_.dlq && !options_.bulk_load;
+  std::optional<Item> ahead;  // taken from the queue by group commit without joining
   while (true) {
     if (StopRequested(options_.stop)) {
       stats.stopped = true;
       break;
     }
-    std::optional<Item> item = queue.Pop();
+    std::optional<Item> item = ahead ? std::exchange(ahead, std::nullopt) : queue.Pop();
     if (!item || item->kind == Item::Kind::kEnd) break;
     if (item->kind == Item::Kind::kError) {
       source_error = item->status;
       break;
     }
+    size_t received = 1;
+    if (grouping) received += GroupWaiting(queue, options_.group_bytes, *item, ahead);
     {
       MutexLock lock(sink_mu_);
-      sink_error = WritePage(item->page, mark, start, stats);
+      sink_error = WritePage(item->page, received, mark, start, stats);
     }
     if (!sink_error.ok()) break;
   }

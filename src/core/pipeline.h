@@ -59,6 +59,10 @@ struct DlqOptions {
   std::string sink_type;
 };
 
+// The group commit budget of a keyed-upsert pipeline (PipelineOptions::group_bytes): with the
+// 16 MiB queue, what a sink that is behind holds stays within 24 MiB.
+inline constexpr size_t kGroupCommitBytes = 8 << 20;
+
 struct PipelineOptions {
   // Key of this pipeline's bookmark in the state store, e.g. "orders::row-0".
   std::string state_key;
@@ -78,6 +82,14 @@ struct PipelineOptions {
   // Called on the sink thread after each page is written (and, if it has a bookmark,
   // checkpointed), for progress reporting. Must be cheap. May be empty.
   std::function<void(const Page&, const PipelineStats&)> on_page;
+  // Group commit: under at-least-once delivery (no DLQ, no bulk load), the complete pages
+  // already waiting in the queue when the sink thread takes one (the sink is behind) are
+  // written with it as one page: one sink write, one flush, one checkpoint for all of them,
+  // up to this many bytes (Page::ApproxBytes) in all. A page is never held back to wait for
+  // others. A crash between the write and the checkpoint then replays the group, not one page:
+  // for a sink whose replayed rows overwrite themselves (keyed upsert; kGroupCommitBytes).
+  // 0: every page is written on its own.
+  size_t group_bytes = 0;
   // Told of every page's stages, for metrics. Borrowed; may be null.
   PipelineObserver* observer = nullptr;
   // Set when the pipeline has a DLQ. Rows the sink rejects are written there as envelopes
@@ -126,7 +138,9 @@ class Pipeline {
   Status Checkpoint(const Bookmark& bookmark, uint64_t seq);
   // Writes `page` the way the delivery mode says, then (for a page with a bookmark) flushes,
   // persists and acknowledges. May drop already-committed changes from the page's front.
-  Status WritePage(Page& page, Watermark& mark, const Start& start, PipelineStats& stats);
+  // `received`: how many of the source's pages `page` holds (group commit).
+  Status WritePage(Page& page, size_t received, Watermark& mark, const Start& start,
+                   PipelineStats& stats);
   // The atomic-watermark write of WritePage. Sets `written` false when the sink already had
   // the whole page.
   Status WriteWatermarked(Page& page, Watermark& mark, const Start& start, PipelineStats& stats,

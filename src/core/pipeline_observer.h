@@ -24,7 +24,9 @@ class PipelineObserver {
   // The received page, past the transforms, enters the write queue taking `bytes`
   // (Page::ApproxBytes, which the queue's budget computes anyway).
   virtual void Queued(size_t bytes) = 0;
-  virtual void Written(const Page& page, std::chrono::nanoseconds took) = 0;
+  // `received`: how many received pages `page` holds (more than 1 when group commit joined
+  // pages waiting in the queue: PipelineOptions::group_bytes).
+  virtual void Written(const Page& page, size_t received, std::chrono::nanoseconds took) = 0;
   virtual void Flushed(const Page& page, std::chrono::nanoseconds took) = 0;
   virtual void Persisted(const Page& page, std::chrono::nanoseconds took) = 0;
   virtual void Acknowledged(const Page& page) = 0;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "core/dlq.h"
 #include "core/json_render.h"
 #include "testing/fakes.h"
@@ -110,6 +113,158 @@ TEST(Pipeline, OnlyAPlainPipelineLetsItsSourceStage) {
   options.state_key = "p::row-0";
   ASSERT_OK(Pipeline(source, {}, not_staging, state, options).Run());
   EXPECT_FALSE(source.allowed) << "a sink that does not stage";
+}
+
+// A one-shot signal between the source and sink threads of a test.
+class Latch {
+ public:
+  void Open() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    open_ = true;
+    cv_.NotifyAll();
+  }
+  void Wait() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (!open_) cv_.Wait(mu_);
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool open_ GUARDED_BY(mu_) = false;
+};
+
+// A sink behind its source: the source hands out its first page, then waits until the sink is
+// writing it; the sink's first write returns only once the source has queued every other page.
+// So the first page is written alone and the rest wait in the queue together.
+class BacklogSource : public FakeSource {
+ public:
+  BacklogSource(std::vector<Page> pages, Latch& writing, Latch& queued)
+      : FakeSource(std::move(pages)), writing_(writing), queued_(queued) {}
+  Result<SourceEvent> Next(std::chrono::milliseconds wait) override {
+    if (calls_++ == 1) writing_.Wait();
+    Result<SourceEvent> event = FakeSource::Next(wait);
+    if (event.ok() && event->kind == SourceEvent::Kind::kEnd) queued_.Open();
+    return event;
+  }
+
+ private:
+  Latch& writing_;
+  Latch& queued_;
+  int calls_ = 0;
+};
+
+class BacklogSink : public FakeSink {
+ public:
+  BacklogSink(Latch& writing, Latch& queued) : writing_(writing), queued_(queued) {}
+  Status Write(const Page& page) override {
+    Hold();
+    return FakeSink::Write(page);
+  }
+  Status WriteIdempotent(const Page& page, const std::string& scope,
+                         const std::string& token) override {
+    Hold();
+    return FakeSink::WriteIdempotent(page, scope, token);
+  }
+  Status WriteIsolating(const Page& page, std::vector<RejectedRow>* rejected) override {
+    Hold();
+    return FakeSink::WriteIsolating(page, rejected);
+  }
+
+ private:
+  void Hold() {
+    if (std::exchange(first_, false)) {
+      writing_.Open();
+      queued_.Wait();
+    }
+  }
+  Latch& writing_;
+  Latch& queued_;
+  bool first_ = true;
+};
+
+// Runs `pages` through a pipeline whose sink is behind its source (above); the sink's calls.
+std::vector<std::string> RunBehind(std::vector<Page> pages, PipelineOptions options,
+                                   FakeStateStore& state, std::vector<Bookmark>* acked = nullptr) {
+  Latch writing, queued;
+  BacklogSource source(std::move(pages), writing, queued);
+  BacklogSink sink(writing, queued);
+  FakeSink dlq;
+  if (options.dlq) options.dlq->sink = &dlq;
+  options.state_key = "p::row-0";
+  state.call_log = &sink.calls;
+  Status run = Pipeline(source, {}, sink, state, options).Run().status();
+  EXPECT_OK(run);
+  if (acked != nullptr) *acked = source.Acknowledged();
+  return sink.calls;
+}
+
+PipelineOptions Grouping(size_t bytes = kGroupCommitBytes) {
+  PipelineOptions options;
+  options.group_bytes = bytes;
+  return options;
+}
+
+TEST(Pipeline, GroupCommitWritesThePagesWaitingBehindABusySinkAsOne) {
+  FakeStateStore state;
+  std::vector<Bookmark> acked;
+  std::vector<std::string> calls =
+      RunBehind({MakePage(1, Json{{"n", 1}}), MakePage(2, Json{{"n", 2}}),
+                 MakePage(3, Json{{"n", 3}}), MakePage(4, Json{{"n", 4}})},
+                Grouping(), state, &acked);
+  // One write, flush and checkpoint for the three waiting pages, at the last one's bookmark.
+  std::vector<std::string> expected = {"write:1", "flush", "put",  "write:9",
+                                       "flush",   "put",   "flush"};
+  EXPECT_EQ(calls, expected);
+  EXPECT_EQ(state.values["p::row-0"], (Json{{"n", 4}}));
+  ASSERT_EQ(acked.size(), 2u);
+  EXPECT_EQ(acked[1].value, (Json{{"n", 4}}));
+}
+
+TEST(Pipeline, GroupCommitStopsAtAChunkAndWithinItsBudget) {
+  FakeStateStore state;
+  // A chunk of a large transaction (no bookmark) ends the group and is written on its own;
+  // the page after it is all that waits then.
+  std::vector<std::string> calls = RunBehind(
+      {MakePage(1, Json{{"n", 1}}), MakePage(2, Json{{"n", 2}}), MakePage(3, Json{{"n", 3}}),
+       MakePage(4, std::nullopt), MakePage(5, Json{{"n", 5}})},
+      Grouping(), state);
+  std::vector<std::string> expected = {"write:1", "flush",   "put",   "write:5", "flush", "put",
+                                       "write:4", "write:5", "flush", "put",     "flush"};
+  EXPECT_EQ(calls, expected);
+
+  // A budget of two pages of 2 and 3 rows: the third waiting page goes on its own.
+  PipelineOptions options =
+      Grouping(MakePage(2, Json{}).ApproxBytes() + MakePage(3, Json{}).ApproxBytes());
+  calls = RunBehind({MakePage(1, Json{{"n", 1}}), MakePage(2, Json{{"n", 2}}),
+                     MakePage(3, Json{{"n", 3}}), MakePage(4, Json{{"n", 4}})},
+                    options, state);
+  expected = {"write:1", "flush",   "put",   "write:5", "flush",
+              "put",     "write:4", "flush", "put",     "flush"};
+  EXPECT_EQ(calls, expected);
+  EXPECT_EQ(state.values["p::row-0"], (Json{{"n", 4}}));
+}
+
+TEST(Pipeline, NoGroupCommitUnderTheWatermarkADlqOrABulkLoadOrByDefault) {
+  auto pages = [] {
+    return std::vector<Page>{MakePage(1, Json{{"n", 1}}), MakePage(2, Json{{"n", 2}}),
+                             MakePage(3, Json{{"n", 3}})};
+  };
+  auto writes = [](const std::vector<std::string>& calls) {
+    return std::count_if(calls.begin(), calls.end(),
+                         [](const std::string& c) { return c.rfind("write", 0) == 0; });
+  };
+  FakeStateStore state;
+  PipelineOptions watermark = Grouping();
+  watermark.delivery = Delivery::kAtomicWatermark;
+  EXPECT_EQ(writes(RunBehind(pages(), watermark, state)), 3) << "a token per page";
+  PipelineOptions dlq = Grouping();
+  dlq.dlq = DlqOptions{nullptr};
+  EXPECT_EQ(writes(RunBehind(pages(), dlq, state)), 3) << "failure budgets per page";
+  PipelineOptions bulk = Grouping();
+  bulk.bulk_load = true;
+  EXPECT_EQ(writes(RunBehind(pages(), bulk, state)), 3) << "a bulk load";
+  EXPECT_EQ(writes(RunBehind(pages(), PipelineOptions{}, state)), 3) << "off by default";
 }
 
 TEST(Pipeline, AcknowledgesOnlyPersistedBookmarks) {

@@ -158,7 +158,7 @@ Status Mirror::RunCdcCycle() {
                    assembly::MakeParts(built_.doc, built_.doc.source, false, warnings));
   PipelineOptions options;
   options.state_key = CdcKey(built_.doc.name);
-  options.delivery = assembly::PipelineDelivery(built_.guarantee);
+  assembly::ApplyGuarantee(built_.guarantee, options);
   options.stop = &stop_;
   options.dlq = assembly::DlqOptionsFor(built_.doc, parts.dlq_sink.get());
   if (exporter_ != nullptr) options.observer = &exporter_->Pipeline();

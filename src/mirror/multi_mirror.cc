@@ -707,7 +707,7 @@ Status MultiMirror::StartCycle() {
     table.table = name;
     table.names = resolved_.at(name).names;
     table.options.state_key = TableKey(built_.doc.name, plan.id);
-    table.options.delivery = assembly::PipelineDelivery(built_.guarantee);
+    assembly::ApplyGuarantee(built_.guarantee, table.options);
     table.options.dlq = assembly::DlqOptionsFor(doc, parts->dlq_sink.get());
     if (exporter_ != nullptr) table.options.observer = &exporter_->Pipeline(name);
     table.parts = std::move(*parts);

@@ -63,10 +63,10 @@ void PipelineMetrics::Opened() {
   up_.Set(1);
 }
 
-void PipelineMetrics::Reached(Stage stage, const Page& page) {
+void PipelineMetrics::Reached(Stage stage, const Page& page, size_t received) {
   StageState& s = stages_[stage];
   if (stage <= kWritten) {
-    ++s.pages;  // every received page is written once (transforms may empty it)
+    s.pages += received;  // every received page is written once (transforms may empty it)
   } else {
     s.pages = stages_[kWritten].pages;  // a flush covers everything written
   }
@@ -99,7 +99,7 @@ void PipelineMetrics::Received(const Page& page) {
     if (changes[op] > 0) changes_[op]->Add(changes[op]);
   }
   MutexLock lock(mu_);
-  Reached(kReceived, page);
+  Reached(kReceived, page, 1);
   if (page.changes.empty()) return;
   int64_t first_commit_us = 0;
   for (const Change& c : page.changes) {
@@ -111,29 +111,29 @@ void PipelineMetrics::Received(const Page& page) {
   waiting_.Add(stages_[kReceived].pages, first_commit_us);
 }
 
-void PipelineMetrics::Written(const Page& page, std::chrono::nanoseconds took) {
+void PipelineMetrics::Written(const Page& page, size_t received, std::chrono::nanoseconds took) {
   pages_.Add();
   write_seconds_.Observe(Seconds(took));
   MutexLock lock(mu_);
-  Reached(kWritten, page);
+  Reached(kWritten, page, received);
 }
 
 void PipelineMetrics::Flushed(const Page& page, std::chrono::nanoseconds took) {
   flush_seconds_.Observe(Seconds(took));
   MutexLock lock(mu_);
-  Reached(kFlushed, page);
+  Reached(kFlushed, page, 0);
 }
 
 void PipelineMetrics::Persisted(const Page& page, std::chrono::nanoseconds took) {
   checkpoints_.Add();
   put_seconds_.Observe(Seconds(took));
   MutexLock lock(mu_);
-  Reached(kPersisted, page);
+  Reached(kPersisted, page, 0);
 }
 
 void PipelineMetrics::Acknowledged(const Page& page) {
   MutexLock lock(mu_);
-  Reached(kAcknowledged, page);
+  Reached(kAcknowledged, page, 0);
 }
 
 void PipelineMetrics::Refresh(const LogStatus& log, int64_t now_us) {

@@ -41,7 +41,7 @@ class PipelineMetrics final : public PipelineObserver {
   void Closed() override { up_.Set(0); }
   void Received(const Page& page) override;
   void Queued(size_t bytes) override { bytes_.Add(bytes); }
-  void Written(const Page& page, std::chrono::nanoseconds took) override;
+  void Written(const Page& page, size_t received, std::chrono::nanoseconds took) override;
   void Flushed(const Page& page, std::chrono::nanoseconds took) override;
   void Persisted(const Page& page, std::chrono::nanoseconds took) override;
   void Acknowledged(const Page& page) override;
@@ -59,8 +59,10 @@ class PipelineMetrics final : public PipelineObserver {
     uint64_t pages = 0;                // of the run's received pages, how many it holds
     std::optional<Position> position;  // of the last page with a bookmark that reached it
   };
-  // `page` (the stage's next one, or for flushed and later, everything written) reached it.
-  void Reached(Stage stage, const Page& page) REQUIRES(mu_);
+  // `page` reached `stage`: for received and written, the stage's next `received` received
+  // pages (group commit writes several as one); flushed and later hold everything written and
+  // ignore `received`.
+  void Reached(Stage stage, const Page& page, size_t received) REQUIRES(mu_);
   // The commit time of the oldest change received that `stage` does not hold (0: none).
   int64_t OldestNotAt(Stage stage) const REQUIRES(mu_);
 

@@ -283,7 +283,9 @@ TEST_F(KafkaSourceTest, BrokersThatDoNotAnswerAreAnErrorNamingThem) {
 
 // The rule: a page's offsets reach the group only once the destination has the page. A run
 // whose sink refuses a row stops there; the next run (the row allowed) starts after the last
-// durable page and applies every row, none lost to an offset committed too early.
+// durable page and applies every row, none lost to an offset committed too early. (Group
+// commit may have written the pages before the refused one in the same transaction as it, so
+// how many are durable depends on how far the sink was behind.)
 TEST_F(KafkaSourceTest, OffsetsAreCommittedOnlyForDurablePages) {
   const std::string dst = prefix_ + "_dst";
   db_.Exec("CREATE TABLE " + dst + " (id int8 PRIMARY KEY, v text CHECK (v <> 'bad'))");
@@ -300,8 +302,11 @@ TEST_F(KafkaSourceTest, OffsetsAreCommittedOnlyForDurablePages) {
       Config("rule", KafkaSource(topic, ", idle_timeout: 3, batch_size: 10"), PostgresSink(dst));
   testing::ProcessResult refused = testing::RunProcess({FAUCET_BINARY, "run", config});
   EXPECT_NE(refused.exit_code, 0) << refused.output;
-  // The pages before the refused one are durable, and nothing of it or after it.
-  EXPECT_EQ(db_.Scalar("SELECT count(*) || ':' || max(id) FROM " + dst), "40:40");
+  // Whole pages before the refused one are durable, and nothing of it or after it.
+  const int durable = std::stoi(db_.Scalar("SELECT count(*) FROM " + dst).value_or("-1"));
+  EXPECT_EQ(durable % 10, 0);
+  EXPECT_LE(durable, 40);
+  EXPECT_EQ(db_.Scalar("SELECT coalesce(max(id), 0) FROM " + dst), std::to_string(durable));
 
   db_.Exec("ALTER TABLE " + dst + " DROP CONSTRAINT " + dst + "_v_check");
   // Another member (a state of its own): only the group's committed offset says where to start.
@@ -312,8 +317,9 @@ TEST_F(KafkaSourceTest, OffsetsAreCommittedOnlyForDurablePages) {
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_EQ(db_.Scalar("SELECT count(*) || ':' || min(id) || ':' || max(id) FROM " + dst),
             "60:1:60");
-  // It started at the committed offset, not before: rows 1-40 were not applied again.
-  EXPECT_NE(resumed.output.find("20 changes"), std::string::npos) << resumed.output;
+  // It started at the committed offset, not before: the durable rows were not applied again.
+  EXPECT_NE(resumed.output.find(" " + std::to_string(60 - durable) + " changes"), std::string::npos)
+      << resumed.output;
 }
 
 }  // namespace
