@@ -59,8 +59,9 @@ struct DlqOptions {
   std::string sink_type;
 };
 
-// The group commit budget of a keyed-upsert pipeline (PipelineOptions::group_bytes): with the
-// 16 MiB queue, what a sink that is behind holds stays within 24 MiB.
+// The group commit budget of a keyed-upsert pipeline (PipelineOptions::group_bytes). A sink
+// that is behind then holds the group, the queue's budget behind it (16 MiB) and at most one
+// page taken from the queue that did not join.
 inline constexpr size_t kGroupCommitBytes = 8 << 20;
 
 struct PipelineOptions {
