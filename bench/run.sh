@@ -59,6 +59,11 @@
 #             applied by the real pipeline, timed alone). Time to the last row: the source's
 #             last transaction inserts a sentinel row; a watcher polls the destination for it
 #             every 10 ms. Each destination is checked against the source after every run.
+#             Also reported: the walsender's CPU over each faucet run (to the sentinel) and over
+#             each drain run (there the server's, as in its CPU column: nearly all the
+#             walsender's), and how many of the machine's cores were busy meanwhile. A walsender
+#             that needs more CPU for the same stream beside faucet than under drain, on a
+#             machine whose cores are all busy, is the machine's limit, not faucet's.
 #   kafka-apply  the apply scenario's changes into postgres (upsert) through Kafka: written once
 #             to a one-partition topic by postgres-cdc -> kafka (not timed), then each run a
 #             `faucet run` of the kafka source (a new consumer group, so from the topic's start)
@@ -172,6 +177,22 @@ server_cpu_s() {
     for c in $(pgrep -P "$pm"); do sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'; done
   } | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
 }
+# CPU seconds the live walsenders have used so far (a faucet run's, read before it exits).
+walsender_cpu_s() {
+  for c in $(pgrep -P "$PG_POSTMASTER"); do
+    [[ $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null) == *walsender* ]] || continue
+    sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+  done | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
+}
+# CPU seconds all cores have been busy so far (/proc/stat: user, nice, system, irq, softirq,
+# steal; guest time is within user).
+busy_s() { awk -v hz="$PG_CLK_TCK" '$1 == "cpu" { printf "%.2f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
+SHARES=$WORK/shares.tsv # scenario, tool, run, walsender CPU s, busy cores
+# share SCENARIO TOOL RUN WALSENDER_S BUSY_S SECONDS: what the walsender and the machine did
+# over a run (reported beside the scenario's table).
+share() {
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$(awk -v b="$5" -v s="$6" 'BEGIN { printf "%.2f", b / s }')" >>"$SHARES"
+}
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 ROW_SQL="'name-' || g, g * 0.01, g % 1000, timestamptz '2024-01-01' + g * interval '1 second', g % 2 = 0"
@@ -252,18 +273,21 @@ recv() {
 # run (server_cpu_s, read once the walsender has exited): the walsender's work, which faucet's
 # runs share the machine's cores with.
 drain() {
-  local scenario=$1 tmpl=$2 pub=$3 changes=$4 run=$5 mode=${6:-nap} s server
+  local scenario=$1 tmpl=$2 pub=$3 changes=$4 run=$5 mode=${6:-nap} s server busy
   sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('$tmpl', 'drain')" >/dev/null
   server=$(server_cpu_s)
+  busy=$(busy_s)
   s=$(now)
   /usr/bin/time -v -o "$WORK/time" "$DRAIN" "$SRC" drain "$pub" "$changes" "$mode" >/dev/null
   local took
   took=$(sub "$(now)" "$s")
+  busy=$(sub "$(busy_s)" "$busy")
   # The walsender leaves pg_stat_replication as it exits; the postmaster then reaps it.
   until [[ $(sqlv "$SRC" -c "SELECT count(*) FROM pg_stat_replication") == 0 ]]; do sleep 0.05; done
   sleep 0.05
   server=$(awk -v a="$server" -v b="$(server_cpu_s)" 'BEGIN { printf "%.2f", b - a }')
   record "$scenario" "drain$([[ $mode == poll ]] && echo ", poll")" "$run" "$changes" "$took" "$WORK/time" "$server"
+  share "$scenario" "drain$([[ $mode == poll ]] && echo ", poll")" "$run" "$server" "$busy" "$took"
   sqlv "$SRC" -c "SELECT pg_drop_replication_slot('drain')" >/dev/null
 }
 
@@ -739,16 +763,21 @@ $2" >"$WORK/apply.yaml"
   # timed_apply SCENARIO DEST YAML: `$bin run YAML` timed from its start to the sentinel row's
   # arrival in DEST (watched meanwhile), DEST checked against the source, recorded as $label.
   timed_apply() {
-    local watcher s
-    ("watch_$2" && now >"$WORK/seen") &
+    local watcher s busy seen
+    # At the sentinel: the time, the walsender's CPU and the cores' busy seconds.
+    ("watch_$2" && echo "$(now) $(walsender_cpu_s) $(busy_s)" >"$WORK/seen") &
     watcher=$!
     sleep 0.3
+    busy=$(busy_s)
     s=$(now)
     /usr/bin/time -v -o "$WORK/time" "$bin" run "$3" 2>"$WORK/faucet.log" ||
       { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
     wait "$watcher"
     "check_$2" || { log "$1: the $2 destination differs from the source ($label)"; exit 1; }
-    record "$1" "$label" "$i" "$ROWS" "$(sub "$(cat "$WORK/seen")" "$s")" "$WORK/time"
+    read -ra seen <"$WORK/seen"
+    record "$1" "$label" "$i" "$ROWS" "$(sub "${seen[0]}" "$s")" "$WORK/time"
+    # (The kafka source has no walsender.)
+    [[ $1 == kafka-apply ]] || share "$1" "$label" "$i" "${seen[1]}" "$(sub "${seen[2]}" "$busy")" "$(sub "${seen[0]}" "$s")"
   }
 
   # apply_case DEST: the replay (applying alone), then each build's faucet run, checked.
@@ -815,9 +844,13 @@ YAML
     # Decoding alone bounds any apply of this change stream: the drain client reading it. One
     # measurement serves every destination (recorded for each).
     drain "apply-${APPLY_DESTS[0]}" tmpl_mix pub_mix "$ROWS" "$i"
-    local drained
+    local drained shared
     drained=$(tail -n 1 "$RESULTS")
-    for dest in "${APPLY_DESTS[@]:1}"; do echo "${drained/#apply-${APPLY_DESTS[0]}/apply-$dest}" >>"$RESULTS"; done
+    shared=$(tail -n 1 "$SHARES")
+    for dest in "${APPLY_DESTS[@]:1}"; do
+      echo "${drained/#apply-${APPLY_DESTS[0]}/apply-$dest}" >>"$RESULTS"
+      echo "${shared/#apply-${APPLY_DESTS[0]}/apply-$dest}" >>"$SHARES"
+    done
     for dest in "${APPLY_DESTS[@]}"; do apply_case "$dest"; done
   done
 }
@@ -1000,6 +1033,13 @@ source bench/tables.sh
 
 # --- report -------------------------------------------------------------------------------
 
+# median(list): the median of a space-separated list of numbers (an awk function).
+AWK_MEDIAN='
+    function median(list,   n, a, i, j, t) {
+      n = split(list, a, " ")
+      for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }'
 report() {
   echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); nproc $(nproc); CPU $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo);" \
     "$(sqlv "$SRC" -c "SELECT split_part(version(), ' on ', 1)"); load average (1/5/15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -1008,12 +1048,7 @@ report() {
   # Per scenario and tool: the runs (seconds), medians of seconds, rows/s, peak RSS and CPU; then
   # each faucet tool against each other tool: the ratio of the median rates and the median of the
   # per-run ratios (runs are interleaved, so run i of both saw the same machine).
-  awk -F'\t' '
-    function median(list,   n, a, i, j, t) {
-      n = split(list, a, " ")
-      for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
-      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    }
+  awk -F'\t' "$AWK_MEDIAN"'
     {
       if (!($1 in ntools)) { order[++n] = $1; ntools[$1] = 0 }
       key = $1 SUBSEP $2
@@ -1051,6 +1086,26 @@ report() {
         printf "\n"
       }
     }' "$RESULTS"
+  [[ -s $SHARES ]] && awk -F'\t' -v cores="$(nproc)" "$AWK_MEDIAN"'
+    {
+      if (!($1 in ntools)) { order[++n] = $1; ntools[$1] = 0 }
+      key = $1 SUBSEP $2
+      if (!(key in ws)) tool[$1, ++ntools[$1]] = $2
+      ws[key] = ws[key] (ws[key] == "" ? "" : " ") $4
+      busy[key] = busy[key] (busy[key] == "" ? "" : " ") $5
+    }
+    END {
+      for (k = 1; k <= n; k++) {
+        s = order[k]
+        printf "### %s: the walsender and the machine over each run\n\n", s
+        printf "| tool | walsender CPU s | median | cores busy (of %d) | median |\n|---|---|---|---|---|\n", cores
+        for (x = 1; x <= ntools[s]; x++) {
+          key = s SUBSEP tool[s, x]
+          printf "| %s | %s | %.2f | %s | %.2f |\n", tool[s, x], ws[key], median(ws[key]), busy[key], median(busy[key])
+        }
+        printf "\n"
+      }
+    }' "$SHARES"
   if ((${#MT_RSS_NOTES[@]})); then
     echo "### tables-rss: notes"
     echo
