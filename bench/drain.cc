@@ -12,8 +12,9 @@
 // How it waits for data matters to the walsender (BENCHMARKS.md, "CDC decoding"): a client that
 // sleeps in poll() whenever its socket is empty is woken once per message and makes the
 // walsender pay a wake-up per send. `nap` (the default) reads the way postgres-cdc does: while
-// data flows, an empty socket means a 20 ms nap and then one burst read, which lets the
-// walsender's sends coalesce; `poll` waits in poll() every time, as pg_recvlogical does.
+// data flows, an empty socket means a 20 ms nap and then one burst read (ReadAvailable: all the
+// socket holds, up to 1 MiB), which lets the walsender's sends coalesce; `poll` waits in poll()
+// every time, as pg_recvlogical does.
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
     }
     if (n != 0) Fail(conn.get(), "the stream ended before " + std::to_string(want) + " changes");
     if (!read_socket) {
-      if (PQconsumeInput(conn.get()) == 0) Fail(conn.get(), "read");
+      if (!ReadAvailable(conn.get())) Fail(conn.get(), "read");
       read_socket = true;
       continue;
     }

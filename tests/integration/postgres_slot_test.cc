@@ -1,8 +1,9 @@
 // Slot control and the doctor against a real server: a busy slot is retried, a slot ahead of
 // the bookmark is a typed resync error, CapturePosition creates and reports the slot, DropSlot
-// removes it, missing things are named, secrets stay out of errors, and the doctor reports
-// what a pipeline needs.
+// removes it, missing things are named, secrets stay out of errors, the doctor reports what a
+// pipeline needs, and the stream's reader takes a queued burst whole.
 #include <gtest/gtest.h>
+#include <sys/ioctl.h>
 
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "sources/postgres/pg_test_support.h"
 #include "sources/postgres/postgres_cdc_source.h"
 #include "sources/postgres/slot.h"
+#include "sources/postgres/walsender_protocol.h"
 #include "testing/services.h"
 #include "testing/status_matchers.h"
 #include "testing/wait.h"
@@ -299,6 +301,40 @@ TEST_F(PostgresSlotTest, DoctorReportsAnUnreachableServerAsAFailedCheck) {
   ASSERT_EQ(r->checks.size(), 1u);
   EXPECT_EQ(r->checks[0].outcome, DoctorOutcome::kFail);
   EXPECT_EQ(r->ToText().find("sekret"), std::string::npos);
+}
+
+TEST_F(PostgresSlotTest, ReadAvailableTakesAllTheSocketHoldsIntoLibpq) {
+  // A burst queued in the socket is in libpq's buffer after one ReadAvailable, where one
+  // PQconsumeInput takes at most libpq's free buffer space (16 KiB at first).
+  CreateSlot();
+  db_.Exec("INSERT INTO " + table_ + " SELECT g FROM generate_series(1, 50000) g");
+  Result<ConnPtr> conn = Connect(config_.connection_url, config_.tls, ConnectionKind::kReplication);
+  ASSERT_OK(conn);
+  PGconn* c = conn->get();
+  ASSERT_OK(Exec(c,
+                 "START_REPLICATION SLOT \"" + slot_ + "\" LOGICAL 0/0 (proto_version '1', " +
+                     "publication_names '\"" + publication_ + "\"')",
+                 "starting replication", PGRES_COPY_BOTH));
+  int queued = 0;
+  constexpr int kBurst = 40 << 10;
+  ASSERT_TRUE(faucet::testing::WaitFor(
+      [&] { return ioctl(PQsocket(c), FIONREAD, &queued) == 0 && queued >= kBurst; }, 30s,
+      "the server to queue 40 KiB of the stream"))
+      << queued << " bytes queued";
+
+  ASSERT_TRUE(ReadAvailable(c)) << PQerrorMessage(c);
+  // What libpq holds now, read without touching the socket: every complete message (its
+  // CopyData frame is 5 bytes more) of at least the bytes queued before the call.
+  size_t buffered = 0;
+  char* message = nullptr;
+  int n = 0;
+  while ((n = PQgetCopyData(c, &message, /*async=*/1)) > 0) {
+    buffered += static_cast<size_t>(n) + 5;
+    PQfreemem(message);
+  }
+  EXPECT_EQ(n, 0) << PQerrorMessage(c);
+  // At most one message (a few dozen bytes here) may be cut at the end of what was queued.
+  EXPECT_GE(buffered + 256, static_cast<size_t>(queued));
 }
 
 }  // namespace

@@ -229,7 +229,7 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
     }
     // No complete message is buffered: first take what the socket already holds.
     if (!read_socket) {
-      if (PQconsumeInput(conn_.get()) == 0) {
+      if (!ReadAvailable(conn_.get())) {
         return StatementError(conn_.get(), nullptr, "replication connection failed");
       }
       read_socket = true;

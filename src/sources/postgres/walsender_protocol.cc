@@ -1,5 +1,7 @@
 #include "sources/postgres/walsender_protocol.h"
 
+#include <sys/ioctl.h>
+
 #include "sources/postgres/pgoutput.h"
 
 namespace faucet::postgres {
@@ -21,6 +23,19 @@ int64_t NowPostgresMicros() {
   auto since_unix = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::system_clock::now().time_since_epoch());
   return since_unix.count() - kPostgresEpochUnixMicros;
+}
+
+bool ReadAvailable(PGconn* conn) {
+  if (PQconsumeInput(conn) == 0) return false;
+  size_t taken = 0;
+  int queued = 0;
+  // Each PQconsumeInput reads at least part of what FIONREAD counted, so `taken` only
+  // overestimates what moved.
+  while (taken < kReadBurstBytes && ioctl(PQsocket(conn), FIONREAD, &queued) == 0 && queued > 0) {
+    taken += static_cast<size_t>(queued);
+    if (PQconsumeInput(conn) == 0) return false;
+  }
+  return true;
 }
 
 Result<ReplicationMessage> ParseReplicationMessage(std::string_view data) {

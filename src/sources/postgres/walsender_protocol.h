@@ -3,7 +3,10 @@
 // PostgreSQL docs, "Streaming Replication Protocol" (protocol-replication.html).
 #pragma once
 
+#include <libpq-fe.h>
+
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -47,6 +50,20 @@ int64_t NowPostgresMicros();
 // naps do not fill the window, 20 ms does. Latency added: at most this, and only while data is
 // flowing; an idle stream is waited for in poll().
 inline constexpr auto kBurstNap = std::chrono::milliseconds(20);
+
+// How much ReadAvailable takes from the socket at most in one call (libpq's buffer then holds
+// at most about twice this).
+inline constexpr size_t kReadBurstBytes = size_t{1} << 20;
+
+// Moves what `conn`'s socket holds, up to about kReadBurstBytes, into libpq's buffer
+// (PQconsumeInput until the socket is empty); false if the connection failed (PQerrorMessage
+// says why). A burst that queued during a nap is taken in one go, not 16 KiB per
+// PQconsumeInput spaced out by the decoding of what the previous one read: those spaced reads
+// reopen the window a little at a time, so the walsender's sends go out in more, smaller
+// segments. A client spending 1.5 us per message made the walsender send 2-3x the segments
+// and spend 10% more CPU than under a client that drops the stream; reading each burst whole
+// brought both back (BENCHMARKS.md).
+bool ReadAvailable(PGconn* conn);
 
 // 'r': tells the server how far we have written, flushed and applied. For a logical slot the
 // flush position becomes confirmed_flush_lsn (WAL before it may be recycled), so callers pass
