@@ -26,7 +26,8 @@
 #             (BENCH_REFERENCES=0 leaves them out): pg_recvlogical into a file, and for the big
 #             transaction drain waiting in poll() and pg_recvlogical into /dev/null. For the big
 #             transaction also "writing the output alone": faucet's output file copied by dd (what
-#             writing it costs once its commit has arrived).
+#             writing it costs once its commit has arrived). Also reported: the server's CPU
+#             over each drain and faucet run (nearly all the walsender's; as in apply, below).
 #   mysql-cdc mysql-cdc -> jsonl (`faucet run`, batch_size 1000, idle_timeout 1) beside
 #             mariadb-binlog --read-from-remote-server reading the same binlog range (from SHOW
 #             MASTER STATUS before the load to after it; each case in a binlog file of its own):
@@ -177,6 +178,14 @@ server_cpu_s() {
     for c in $(pgrep -P "$pm"); do sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'; done
   } | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
 }
+# server_cpu_since BEFORE: the server's CPU seconds since server_cpu_s said BEFORE, once the
+# walsender of a client that has exited is gone (it leaves pg_stat_replication as it exits; the
+# postmaster then reaps it, adding its CPU to its own).
+server_cpu_since() {
+  until [[ $(sqlv "$SRC" -c "SELECT count(*) FROM pg_stat_replication") == 0 ]]; do sleep 0.05; done
+  sleep 0.05
+  awk -v a="$1" -v b="$(server_cpu_s)" 'BEGIN { printf "%.2f", b - a }'
+}
 # CPU seconds the live walsenders have used so far (a faucet run's, read before it exits).
 walsender_cpu_s() {
   for c in $(pgrep -P "$PG_POSTMASTER"); do
@@ -187,11 +196,12 @@ walsender_cpu_s() {
 # CPU seconds all cores have been busy so far (/proc/stat: user, nice, system, irq, softirq,
 # steal; guest time is within user).
 busy_s() { awk -v hz="$PG_CLK_TCK" '$1 == "cpu" { printf "%.2f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
-SHARES=$WORK/shares.tsv # scenario, tool, run, walsender CPU s, busy cores
-# share SCENARIO TOOL RUN WALSENDER_S BUSY_S SECONDS: what the walsender and the machine did
+SHARES=$WORK/shares.tsv # scenario, tool, run, walsender CPU s, busy cores (- if not measured)
+# share SCENARIO TOOL RUN WALSENDER_S [BUSY_S SECONDS]: what the walsender and the machine did
 # over a run (reported beside the scenario's table).
 share() {
-  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$(awk -v b="$5" -v s="$6" 'BEGIN { printf "%.2f", b / s }')" >>"$SHARES"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" \
+    "$(if (($# > 4)); then awk -v b="$5" -v s="$6" 'BEGIN { printf "%.2f", b / s }'; else echo -; fi)" >>"$SHARES"
 }
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -282,10 +292,7 @@ drain() {
   local took
   took=$(sub "$(now)" "$s")
   busy=$(sub "$(busy_s)" "$busy")
-  # The walsender leaves pg_stat_replication as it exits; the postmaster then reaps it.
-  until [[ $(sqlv "$SRC" -c "SELECT count(*) FROM pg_stat_replication") == 0 ]]; do sleep 0.05; done
-  sleep 0.05
-  server=$(awk -v a="$server" -v b="$(server_cpu_s)" 'BEGIN { printf "%.2f", b - a }')
+  server=$(server_cpu_since "$server")
   record "$scenario" "drain$([[ $mode == poll ]] && echo ", poll")" "$run" "$changes" "$took" "$WORK/time" "$server"
   share "$scenario" "drain$([[ $mode == poll ]] && echo ", poll")" "$run" "$server" "$busy" "$took"
   sqlv "$SRC" -c "SELECT pg_drop_replication_slot('drain')" >/dev/null
@@ -293,7 +300,7 @@ drain() {
 
 # cdc_case NAME TEMPLATE_SLOT PUBLICATION ENDPOS ROWS
 cdc_case() {
-  local name=$1 tmpl=$2 pub=$3 endpos=$4 rows=$5 i s out
+  local name=$1 tmpl=$2 pub=$3 endpos=$4 rows=$5 i s out server
   for ((i = 1; i <= RUNS; i++)); do
     # The limit: the walsender's own rate, a client receiving and dropping the stream.
     drain "cdc-$name" "$tmpl" "$pub" "$rows" "$i"
@@ -313,11 +320,15 @@ cdc_case() {
       rm -rf "$WORK/state-cdc_$name"
       faucet_cdc_yaml "cdc_$name" "f_$name" "$pub" "  sink: { type: jsonl, config: { path: $out } }" \
         >"$WORK/cdc.yaml"
+      server=$(server_cpu_s)
       s=$(now)
       /usr/bin/time -v -o "$WORK/time" "$bin" run "$WORK/cdc.yaml" 2>"$WORK/faucet.log" ||
         { cat "$WORK/faucet.log" >&2; exit 1; }
       [[ $(wc -l <"$out") == "$rows" ]] || { log "faucet wrote $(wc -l <"$out") rows, not $rows"; exit 1; }
       record "cdc-$name" "$label" "$i" "$rows" "$(sub "$(mtime "$out")" "$s")" "$WORK/time"
+      # The server's CPU over the whole run (its idle end costs none); the cores' busy time is
+      # not comparable, the run ending idle_timeout after the last byte.
+      share "cdc-$name" "$label" "$i" "$(server_cpu_since "$server")"
       if ((v == 0)) && [[ $name == big ]]; then
         # What the transaction's output costs to write once it is known: the file copied (from
         # the page cache) into a new one. Every line carries the commit LSN and time, which
@@ -1101,7 +1112,7 @@ report() {
         printf "| tool | walsender CPU s | median | cores busy (of %d) | median |\n|---|---|---|---|---|\n", cores
         for (x = 1; x <= ntools[s]; x++) {
           key = s SUBSEP tool[s, x]
-          printf "| %s | %s | %.2f | %s | %.2f |\n", tool[s, x], ws[key], median(ws[key]), busy[key], median(busy[key])
+          printf "| %s | %s | %.2f | %s | %s |\n", tool[s, x], ws[key], median(ws[key]), busy[key], busy[key] ~ /-/ ? "-" : sprintf("%.2f", median(busy[key]))
         }
         printf "\n"
       }
