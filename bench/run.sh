@@ -172,11 +172,17 @@ record() {
 PG_CLK_TCK=$(getconf CLK_TCK)
 PG_POSTMASTER=$(head -n 1 "$(sqlv "$SRC" -c "SHOW data_directory")/postmaster.pid")
 server_cpu_s() {
-  local pm=$PG_POSTMASTER
   # /proc/PID/stat after "(comm) ": state is field 1, utime 12, stime 13, cutime 14, cstime 15.
-  { sed 's/.*) //' "/proc/$pm/stat" | awk '{ print $12 + $13 + $14 + $15 }'
-    for c in $(pgrep -P "$pm"); do sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'; done
-  } | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
+  sed 's/.*) //' "/proc/$PG_POSTMASTER/stat" |
+    awk -v hz="$PG_CLK_TCK" -v live="$(children_cpu_s)" '{ printf "%.2f", ($12 + $13 + $14 + $15) / hz + live }'
+}
+# children_cpu_s [PATTERN]: CPU seconds the postmaster's live children whose command line
+# matches the glob PATTERN (default: all) have used so far.
+children_cpu_s() {
+  for c in $(pgrep -P "$PG_POSTMASTER"); do
+    [[ $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null) == ${1:-*} ]] || continue
+    sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+  done | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
 }
 # server_cpu_since BEFORE: the server's CPU seconds since server_cpu_s said BEFORE, once the
 # walsender of a client that has exited is gone (it leaves pg_stat_replication as it exits; the
@@ -187,12 +193,7 @@ server_cpu_since() {
   awk -v a="$1" -v b="$(server_cpu_s)" 'BEGIN { printf "%.2f", b - a }'
 }
 # CPU seconds the live walsenders have used so far (a faucet run's, read before it exits).
-walsender_cpu_s() {
-  for c in $(pgrep -P "$PG_POSTMASTER"); do
-    [[ $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null) == *walsender* ]] || continue
-    sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'
-  done | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
-}
+walsender_cpu_s() { children_cpu_s '*walsender*'; }
 # CPU seconds all cores have been busy so far (/proc/stat: user, nice, system, irq, softirq,
 # steal; guest time is within user).
 busy_s() { awk -v hz="$PG_CLK_TCK" '$1 == "cpu" { printf "%.2f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
@@ -855,12 +856,10 @@ YAML
     # Decoding alone bounds any apply of this change stream: the drain client reading it. One
     # measurement serves every destination (recorded for each).
     drain "apply-${APPLY_DESTS[0]}" tmpl_mix pub_mix "$ROWS" "$i"
-    local drained shared
-    drained=$(tail -n 1 "$RESULTS")
-    shared=$(tail -n 1 "$SHARES")
-    for dest in "${APPLY_DESTS[@]:1}"; do
-      echo "${drained/#apply-${APPLY_DESTS[0]}/apply-$dest}" >>"$RESULTS"
-      echo "${shared/#apply-${APPLY_DESTS[0]}/apply-$dest}" >>"$SHARES"
+    local drained f
+    for f in "$RESULTS" "$SHARES"; do
+      drained=$(tail -n 1 "$f")
+      for dest in "${APPLY_DESTS[@]:1}"; do echo "${drained/#apply-${APPLY_DESTS[0]}/apply-$dest}" >>"$f"; done
     done
     for dest in "${APPLY_DESTS[@]}"; do apply_case "$dest"; done
   done
