@@ -12,9 +12,9 @@
 // How it waits for data matters to the walsender (BENCHMARKS.md, "CDC decoding"): a client that
 // sleeps in poll() whenever its socket is empty is woken once per message and makes the
 // walsender pay a wake-up per send. `nap` (the default) reads the way postgres-cdc does: while
-// data flows, an empty socket means a 20 ms nap and then one burst read (ReadAvailable: all the
-// socket holds, up to 1 MiB), which lets the walsender's sends coalesce; `poll` waits in poll()
-// every time, as pg_recvlogical does.
+// data flows, a socket holding less than a burst (1 MiB) means a 20 ms nap and then one read of
+// all it holds (ReadAvailable), which lets the walsender's sends coalesce; `poll` waits in
+// poll() every time, as pg_recvlogical does.
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -98,18 +98,19 @@ int main(int argc, char** argv) {
       continue;
     }
     if (n != 0) Fail(conn.get(), "the stream ended before " + std::to_string(want) + " changes");
-    if (!read_socket) {
-      if (!ReadAvailable(conn.get())) Fail(conn.get(), "read");
-      read_socket = true;
-      continue;
+    // As the source reads (PostgresCdcSource::Receive): a whole burst queued is read at once;
+    // less than that is left to fill while the server is sending, and waited for in poll()
+    // once a read has found nothing.
+    if (!BurstQueued(conn.get())) {
+      if (nap && Clock::now() - last_data < kBurstNap) {
+        std::this_thread::sleep_for(kBurstNap);
+      } else if (read_socket) {
+        pollfd fd{PQsocket(conn.get()), POLLIN, 0};
+        if (poll(&fd, 1, 1000) < 0 && errno != EINTR) Fail(conn.get(), "poll");
+      }
     }
-    read_socket = false;
-    if (nap && Clock::now() - last_data < kBurstNap) {
-      std::this_thread::sleep_for(kBurstNap);
-      continue;
-    }
-    pollfd fd{PQsocket(conn.get()), POLLIN, 0};
-    if (poll(&fd, 1, 1000) < 0 && errno != EINTR) Fail(conn.get(), "poll");
+    if (!ReadAvailable(conn.get())) Fail(conn.get(), "read");
+    read_socket = true;
   }
   printf("%lld messages, %lld bytes, %lld row changes\n", messages, bytes, changes);
   return 0;

@@ -1,9 +1,10 @@
 // Slot control and the doctor against a real server: a busy slot is retried, a slot ahead of
 // the bookmark is a typed resync error, CapturePosition creates and reports the slot, DropSlot
 // removes it, missing things are named, secrets stay out of errors, the doctor reports what a
-// pipeline needs, and the stream's reader takes a queued burst whole.
+// pipeline needs, and the stream's reader takes a queued burst whole and knows when one waits.
 #include <gtest/gtest.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <thread>
 
@@ -37,6 +38,19 @@ class PostgresSlotTest : public testing::CdcTest {
     Result<Bookmark> p = source.CapturePosition();
     EXPECT_OK(p);
     return p.ok() ? *p : Bookmark{};
+  }
+
+  // A replication connection streaming the slot (protocol 1), or an error.
+  Result<ConnPtr> StartReplication() {
+    ASSIGN_OR_RETURN(ConnPtr conn,
+                     Connect(config_.connection_url, config_.tls, ConnectionKind::kReplication));
+    RETURN_IF_ERROR(Exec(conn.get(),
+                         "START_REPLICATION SLOT \"" + slot_ +
+                             "\" LOGICAL 0/0 (proto_version '1', publication_names '\"" +
+                             publication_ + "\"')",
+                         "starting replication", PGRES_COPY_BOTH)
+                        .status());
+    return conn;
   }
 };
 
@@ -308,13 +322,9 @@ TEST_F(PostgresSlotTest, ReadAvailableTakesAllTheSocketHoldsIntoLibpq) {
   // PQconsumeInput takes at most libpq's free buffer space (16 KiB at first).
   CreateSlot();
   db_.Exec("INSERT INTO " + table_ + " SELECT g FROM generate_series(1, 50000) g");
-  Result<ConnPtr> conn = Connect(config_.connection_url, config_.tls, ConnectionKind::kReplication);
+  Result<ConnPtr> conn = StartReplication();
   ASSERT_OK(conn);
   PGconn* c = conn->get();
-  ASSERT_OK(Exec(c,
-                 "START_REPLICATION SLOT \"" + slot_ + "\" LOGICAL 0/0 (proto_version '1', " +
-                     "publication_names '\"" + publication_ + "\"')",
-                 "starting replication", PGRES_COPY_BOTH));
   int queued = 0;
   constexpr int kBurst = 40 << 10;
   ASSERT_TRUE(faucet::testing::WaitFor(
@@ -335,6 +345,36 @@ TEST_F(PostgresSlotTest, ReadAvailableTakesAllTheSocketHoldsIntoLibpq) {
   EXPECT_EQ(n, 0) << PQerrorMessage(c);
   // At most one message (a few dozen bytes here) may be cut at the end of what was queued.
   EXPECT_GE(buffered + 256, static_cast<size_t>(queued));
+}
+
+TEST_F(PostgresSlotTest, BurstQueuedOnceAQuarterOfTheReceiveBufferOrAMebibyteWaits) {
+  // A reader naps rather than read a socket holding less than a burst, and reads at once a
+  // socket holding one: kReadBurstBytes, or a quarter of its receive buffer, the most a reader
+  // that has fallen behind can find queued.
+  CreateSlot();
+  Result<ConnPtr> conn = StartReplication();
+  ASSERT_OK(conn);
+  PGconn* c = conn->get();
+  // Nothing to send yet: at most a keepalive queued.
+  EXPECT_FALSE(BurstQueued(c));
+
+  db_.Exec("INSERT INTO " + table_ + " SELECT g FROM generate_series(1, 50000) g");
+  int queued = 0;
+  int buffer = 0;
+  auto read = [&] {
+    socklen_t size = sizeof buffer;
+    return ioctl(PQsocket(c), FIONREAD, &queued) == 0 &&
+           getsockopt(PQsocket(c), SOL_SOCKET, SO_RCVBUF, &buffer, &size) == 0;
+  };
+  // Nothing is read, so the socket fills up to its receive buffer (which stays small).
+  ASSERT_TRUE(faucet::testing::WaitFor([&] { return BurstQueued(c); }, 30s,
+                                       "a burst to queue in the socket"))
+      << (read()
+              ? std::to_string(queued) + " bytes queued, receive buffer " + std::to_string(buffer)
+              : "FIONREAD failed");
+  // The quarter of the buffer said yes: a mebibyte never queues in a buffer this small.
+  ASSERT_TRUE(read());
+  EXPECT_LT(static_cast<size_t>(queued), kReadBurstBytes) << "receive buffer " << buffer;
 }
 
 }  // namespace

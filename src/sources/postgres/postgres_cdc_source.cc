@@ -182,9 +182,12 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
     if (pager_.has_ready()) continue;
     if (now >= deadline) return SourceEvent{SourceEvent::Kind::kIdle, {}};
 
-    Clock::time_point until =
-        std::min({deadline, last_status_ + config_.status_update_interval,
-                  last_data_ + config_.idle_timeout, cycle_start_ + config_.max_cycle_duration});
+    Clock::time_point until = std::min({deadline, last_status_ + config_.status_update_interval,
+                                        last_data_ + config_.idle_timeout});
+    // A long cycle ends between transactions only: inside one, its end is no reason to wake.
+    if (!decoder_.in_transaction()) {
+      until = std::min(until, cycle_start_ + config_.max_cycle_duration);
+    }
     if (std::optional<Clock::time_point> linger = pager_.deadline()) {
       until = std::min(until, *linger);
     }
@@ -196,7 +199,7 @@ Result<SourceEvent> PostgresCdcSource::Next(std::chrono::milliseconds wait) {
 }
 
 Status PostgresCdcSource::Receive(Clock::time_point until) {
-  bool read_socket = false;  // libpq's buffer was refilled since the last empty answer
+  bool read_socket = false;  // the socket was read and gave no complete message
   // Messages handled in this call: a burst that libpq already holds is taken whole (up to
   // kBurstMessages, or until a page is ready or a streamed transaction replays), with one clock
   // reading for it rather than one per message.
@@ -227,28 +230,30 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
     if (n == -2) {
       return StatementError(conn_.get(), nullptr, "replication connection failed");
     }
-    // No complete message is buffered: first take what the socket already holds.
-    if (!read_socket) {
-      if (!ReadAvailable(conn_.get())) {
-        return StatementError(conn_.get(), nullptr, "replication connection failed");
+    // No complete message is buffered. A whole burst queued is read at once; less than that is
+    // left to fill while the server is sending (kBurstNap), and waited for in poll() when the
+    // stream has gone quiet.
+    if (!BurstQueued(conn_.get())) {
+      if (handled > 0) return done();
+      const Clock::time_point now = Clock::now();
+      if (now >= until) {
+        if (read_socket) return Status::Ok();  // out of time: one read, no wait
+      } else if (now - last_data_ < kBurstNap) {
+        std::this_thread::sleep_for(std::min<Clock::duration>(kBurstNap, until - now));
+      } else if (read_socket) {
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
+        pollfd fd{PQsocket(conn_.get()), POLLIN, 0};
+        int ready = poll(&fd, 1, static_cast<int>(left.count()));
+        if (ready < 0 && errno != EINTR) {
+          return Unavailable("poll on replication connection failed");
+        }
+        if (ready <= 0) return Status::Ok();
       }
-      read_socket = true;
-      continue;
     }
-    read_socket = false;
-    if (handled > 0) return done();
-    const Clock::time_point now = Clock::now();
-    if (now >= until) return Status::Ok();
-    if (now - last_data_ < kBurstNap) {
-      // The server is sending: let its output queue up and read it in one burst.
-      std::this_thread::sleep_for(std::min<Clock::duration>(kBurstNap, until - now));
-      continue;
+    if (!ReadAvailable(conn_.get())) {
+      return StatementError(conn_.get(), nullptr, "replication connection failed");
     }
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
-    pollfd fd{PQsocket(conn_.get()), POLLIN, 0};
-    int ready = poll(&fd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno != EINTR) return Unavailable("poll on replication connection failed");
-    if (ready <= 0) return Status::Ok();
+    read_socket = true;
   }
 }
 

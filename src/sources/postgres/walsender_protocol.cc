@@ -1,6 +1,9 @@
 #include "sources/postgres/walsender_protocol.h"
 
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <algorithm>
 
 #include "sources/postgres/pgoutput.h"
 
@@ -36,6 +39,19 @@ bool ReadAvailable(PGconn* conn) {
     if (PQconsumeInput(conn) == 0) return false;
   }
   return true;
+}
+
+bool BurstQueued(PGconn* conn) {
+  const int fd = PQsocket(conn);
+  int queued = 0;
+  int buffer = 0;
+  socklen_t size = sizeof buffer;
+  if (ioctl(fd, FIONREAD, &queued) != 0 ||
+      getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, &size) != 0) {
+    return true;  // unknown: read rather than nap
+  }
+  return static_cast<size_t>(queued) >=
+         std::min(kReadBurstBytes, static_cast<size_t>(buffer) / kBurstOfReceiveBuffer);
 }
 
 Result<ReplicationMessage> ParseReplicationMessage(std::string_view data) {

@@ -40,20 +40,24 @@ Result<ReplicationMessage> ParseReplicationMessage(std::string_view data);
 // The client clock as EncodeStandbyStatus wants it: microseconds since 2000-01-01.
 int64_t NowPostgresMicros();
 
-// How a client reading the stream waits while the server is sending: an empty socket is not
-// waited on, the client sleeps this long and then reads everything that queued meanwhile. The
-// walsender sends every message with its own send(); when the reader is woken for every few
-// messages, the TCP window stays open and each of those sends runs the whole transmit path,
-// delivery and wake-up, which on loopback made the walsender (the bottleneck) spend 60-90% more
-// CPU than for pg_recvlogical, which reads slowly. A reader that lets the window fill turns
-// those sends into copies into the socket buffer. Measured (BENCHMARKS.md): 1 ms and 10 ms
-// naps do not fill the window, 20 ms does. Latency added: at most this, and only while data is
-// flowing; an idle stream is waited for in poll().
+// How a client reading the stream waits while the server is sending (data arrived within this
+// long): unless a burst has already queued (BurstQueued), the client does not read the little
+// the socket holds but sleeps this long, then reads everything that queued meanwhile. The
+// walsender sends every message with its own send(); while the client's receive window is
+// open, each send runs the whole transmit path, delivery and wake-up on the walsender's CPU,
+// and the walsender is the bottleneck. A client that lets the window fill turns those sends
+// into copies into the socket buffer, sent later in large segments. Measured (BENCHMARKS.md):
+// 1 ms and 10 ms naps do not fill the window, 20 ms does; a reader that read whatever had
+// queued (an empty socket its only reason to nap) and spent about a microsecond per message
+// made the walsender send 2-5x the segments it sends to a client that drops the stream, for
+// the same 1,000,000 rows. Latency added: at most this, and only while data is flowing; an
+// idle stream is waited for in poll().
 inline constexpr auto kBurstNap = std::chrono::milliseconds(20);
 
 // How much ReadAvailable takes from the socket at most in one call (libpq's buffer then holds
-// at most about twice this).
+// at most about twice this), and how much a reader lets queue before it reads without a nap.
 inline constexpr size_t kReadBurstBytes = size_t{1} << 20;
+inline constexpr size_t kBurstOfReceiveBuffer = 4;
 
 // Moves what `conn`'s socket holds, up to about kReadBurstBytes, into libpq's buffer
 // (PQconsumeInput until the socket is empty); false if the connection failed (PQerrorMessage
@@ -64,6 +68,13 @@ inline constexpr size_t kReadBurstBytes = size_t{1} << 20;
 // and spend 10% more CPU than under a client that drops the stream; reading each burst whole
 // brought both back (BENCHMARKS.md).
 bool ReadAvailable(PGconn* conn);
+
+// Whether `conn`'s socket holds a burst not yet read: kReadBurstBytes, or a
+// 1/kBurstOfReceiveBuffer of its receive buffer if that is less. A reader whose libpq buffer
+// has run dry reads at once if so, and naps kBurstNap first if not (while the server is
+// sending). The receive buffer (grown by the kernel as the reader keeps up, 128 KiB at first)
+// bounds what can queue: a reader that falls behind finds it a quarter full and does not nap.
+bool BurstQueued(PGconn* conn);
 
 // 'r': tells the server how far we have written, flushed and applied. For a logical slot the
 // flush position becomes confirmed_flush_lsn (WAL before it may be recycled), so callers pass
