@@ -571,8 +571,7 @@ TEST_P(KafkaPipelineTest, PostgresChangesSurviveSigkills) {
   // The same pipeline whose runs wait longer for data before they end (below).
   const std::string patient = dir + "/patient.yaml";
   for (const std::string& path : {config, patient}) {
-    std::string source = table.SourceYaml();
-    if (path == patient) source.replace(source.find("idle_timeout: 2"), 15, "idle_timeout: 20");
+    const std::string source = table.SourceYaml("", path == patient ? 20 : 2);
     std::ofstream(path) << "version: 1\nname: " << prefix_ << "\ndelivery: " << GetParam()
                         << "\npipeline:\n"
                         << "  source: " << source << "\n"

@@ -361,7 +361,7 @@ TEST_F(PostgresSlotTest, BurstQueuedOnceAQuarterOfTheReceiveBufferOrAMebibyteWai
   db_.Exec("INSERT INTO " + table_ + " SELECT g FROM generate_series(1, 50000) g");
   int queued = 0;
   int buffer = 0;
-  auto read = [&] {
+  auto measure = [&] {
     socklen_t size = sizeof buffer;
     return ioctl(PQsocket(c), FIONREAD, &queued) == 0 &&
            getsockopt(PQsocket(c), SOL_SOCKET, SO_RCVBUF, &buffer, &size) == 0;
@@ -369,11 +369,11 @@ TEST_F(PostgresSlotTest, BurstQueuedOnceAQuarterOfTheReceiveBufferOrAMebibyteWai
   // Nothing is read, so the socket fills up to its receive buffer (which stays small).
   ASSERT_TRUE(faucet::testing::WaitFor([&] { return BurstQueued(c); }, 30s,
                                        "a burst to queue in the socket"))
-      << (read()
+      << (measure()
               ? std::to_string(queued) + " bytes queued, receive buffer " + std::to_string(buffer)
               : "FIONREAD failed");
   // The quarter of the buffer said yes: a mebibyte never queues in a buffer this small.
-  ASSERT_TRUE(read());
+  ASSERT_TRUE(measure());
   EXPECT_LT(static_cast<size_t>(queued), kReadBurstBytes) << "receive buffer " << buffer;
 }
 

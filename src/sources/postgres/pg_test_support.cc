@@ -84,10 +84,10 @@ CdcTable::CdcTable(TestDb& db, const std::string& name, const std::string& colum
   db.CreateTableAndPublication(name, columns, name + "_pub");
 }
 
-std::string CdcTable::SourceYaml(const std::string& extra) const {
+std::string CdcTable::SourceYaml(const std::string& extra, int idle_seconds) const {
   return "{type: postgres-cdc, config: {connection_url: '" + url_ + "', slot_name: " + slot() +
-         ", publication_name: " + name_ + "_pub, idle_timeout: 2, status_update_interval: 1" +
-         extra + "}}";
+         ", publication_name: " + name_ + "_pub, idle_timeout: " + std::to_string(idle_seconds) +
+         ", status_update_interval: 1" + extra + "}}";
 }
 
 void CdcTest::Name(const std::string& prefix, const std::string& url) {

@@ -75,8 +75,9 @@ class CdcTable {
   const std::string& name() const { return name_; }
   std::string slot() const { return name_ + "_slot"; }
   // The YAML flow mapping of a postgres-cdc source streaming it, with short timers
-  // (idle_timeout 2 s, status_update_interval 1 s) and then `extra` entries (", batch_size: 700").
-  std::string SourceYaml(const std::string& extra = "") const;
+  // (idle_timeout `idle_seconds`, status_update_interval 1 s) and then `extra` entries
+  // (", batch_size: 700").
+  std::string SourceYaml(const std::string& extra = "", int idle_seconds = 2) const;
 
  private:
   std::string url_, name_;
