@@ -78,8 +78,18 @@ struct Cell {
   CellState state = CellState::kNull;
   std::string text;
 
+  Cell() = default;
+  // Builds the text from its bytes in place: `row.emplace_back(CellState::kValue, bytes)` copies
+  // them once, where pushing a built Cell copies a short (SSO) value again on every move.
+  Cell(CellState s, std::string_view t) : state(s), text(t) {}
+
   static Cell Null() { return {}; }
-  static Cell Value(std::string t) { return {CellState::kValue, std::move(t)}; }
+  static Cell Value(std::string t) {
+    Cell c;
+    c.state = CellState::kValue;
+    c.text = std::move(t);
+    return c;
+  }
   static Cell UnchangedToast() { return {CellState::kUnchangedToast, {}}; }
 
   bool operator==(const Cell&) const = default;

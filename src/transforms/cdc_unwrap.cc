@@ -49,33 +49,34 @@ class CdcUnwrap : public Transform {
                        c.relation->schema, c.relation->name);
           continue;
         }
-        out.push_back(Flat(c, std::move(*c.before), "d"));
+        AddFlat(out, c, std::move(*c.before), "d");
         continue;
       }
       if (!c.after) continue;
       if (c.op == ChangeOp::kUpdate && c.before &&
           KeyChanged(*c.relation, *c.before, *c.after,
                      [this](const Column& col) { return IsKey(col); })) {
-        out.push_back(Flat(c, std::move(*c.before), "d"));
+        AddFlat(out, c, std::move(*c.before), "d");
       }
-      out.push_back(Flat(c, std::move(*c.after), "u"));
+      AddFlat(out, c, std::move(*c.after), "u");
     }
     page.changes = std::move(out);
     return Status::Ok();
   }
 
  private:
-  Change Flat(const Change& c, Row row, const char* marker) {
-    Change flat;
+  // Appends to `out` the flat row of `c`: `row` with the marker cell. Built in place: this runs
+  // once per change.
+  void AddFlat(std::vector<Change>& out, const Change& c, Row row, const char* marker) {
+    Change& flat = out.emplace_back();
     flat.op = ChangeOp::kRead;
     flat.relation = relations_.For(c.relation);
-    row.push_back(Cell::Value(marker));
+    row.emplace_back(CellState::kValue, marker);
     flat.after = std::move(row);
     flat.commit_time_us = c.commit_time_us;
     flat.commit_position = c.commit_position;
     flat.ordinal = c.ordinal;
     flat.txn = c.txn;
-    return flat;
   }
 
   // The configured key columns, else the relation's own replica identity.

@@ -5,10 +5,10 @@
 namespace faucet::postgres {
 namespace {
 
-// Decodes one field's escapes. COPY TO itself writes only \b \f \n \r \t \v \\ (and \N alone
-// for NULL), but COPY's grammar also has octal \ooo and hex \xhh, accepted here as well.
+// Decodes the escapes of a field that has some. COPY TO itself writes only \b \f \n \r \t \v
+// and \\ (and \N alone for NULL), but COPY's grammar also has octal \ooo and hex \xhh, accepted
+// here as well.
 std::string Unescape(std::string_view f) {
-  if (f.find('\\') == std::string_view::npos) return std::string(f);  // the common case
   std::string out;
   out.reserve(f.size());
   for (size_t i = 0; i < f.size(); ++i) {
@@ -78,6 +78,8 @@ Status ParseCopyTextRow(std::string_view line, size_t columns, Row& row) {
     std::string_view field = line.substr(start, tab == std::string_view::npos ? tab : tab - start);
     if (field == "\\N") {
       row.push_back(Cell::Null());
+    } else if (field.find('\\') == std::string_view::npos) {
+      row.emplace_back(CellState::kValue, field);  // the common case: the bytes as they are
     } else {
       row.push_back(Cell::Value(Unescape(field)));
     }

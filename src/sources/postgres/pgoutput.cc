@@ -130,7 +130,7 @@ Row ReadTuple(Reader& r) {
           break;
         }
         std::string_view value = r.Bytes(static_cast<size_t>(len));
-        if (copy && !r.failed()) row.push_back(Cell::Value(std::string(value)));
+        if (copy && !r.failed()) row.emplace_back(CellState::kValue, value);
         break;
       }
       case 'b':

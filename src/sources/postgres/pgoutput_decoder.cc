@@ -48,15 +48,14 @@ Status PgoutputDecoder::Emit(Txn& txn, ChangeOp op, RelationPtr relation, std::o
                       std::to_string(arity));
     }
   }
-  TxnEvent e;
-  e.change.op = op;
-  e.change.relation = std::move(relation);
-  e.change.before = std::move(before);
-  e.change.after = std::move(after);
-  e.change.commit_time_us = txn.commit_time_us;
-  e.change.commit_position = txn.commit_lsn.value();
-  e.change.ordinal = txn.ordinal++;
-  out.push_back(std::move(e));
+  Change& c = out.emplace_back().change;  // in place: this runs once per row
+  c.op = op;
+  c.relation = std::move(relation);
+  c.before = std::move(before);
+  c.after = std::move(after);
+  c.commit_time_us = txn.commit_time_us;
+  c.commit_position = txn.commit_lsn.value();
+  c.ordinal = txn.ordinal++;
   return Status::Ok();
 }
 
