@@ -124,8 +124,8 @@ using PgoutputMessage =
 // which adds the xid field to Relation, Type, Insert, Update, Delete, Truncate and Message.
 //
 // Tuple cells: 'n' -> Cell::Null(), 'u' (an unchanged TOASTed value the server did not send)
-// -> Cell::UnchangedToast(), 't' -> Cell::Value(text). A binary cell ('b') is kInternal: it only
-// comes when binary mode is requested, which we never do.
+// -> Cell::UnchangedToast(), 't' -> a kValue cell of its text. A binary cell ('b') is kInternal:
+// it only comes when binary mode is requested, which we never do.
 //
 // A short buffer, an unknown tag, an unknown tuple-cell kind, a length out of bounds or trailing
 // bytes are kDataLoss naming the message and the byte offset. Never reads outside `data`.
