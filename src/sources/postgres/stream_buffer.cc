@@ -46,6 +46,14 @@ Result<std::FILE*> CreateSpillFile(const std::string& dir) {
   return f;
 }
 
+// A failure (disk full) is kUnavailable.
+Status WriteSpill(std::FILE* f, std::string_view bytes) {
+  if (fwrite_unlocked(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+    return Unavailable("cannot write spill file: " + std::string(std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 BufferedStream::~BufferedStream() {
@@ -118,16 +126,21 @@ Status StreamBuffer::Append(uint32_t xid, uint32_t subxid, std::string_view mess
       c.append(message);
       return Status::Ok();
     }
-    // Past the budget this transaction continues in its file; its earlier messages stay in
-    // memory, so order is memory first, then file.
+    // Past the budget the whole transaction moves to its file, its earlier messages first:
+    // replaying it then holds no more than the file's buffer while its pages fill the pipeline.
     ASSIGN_OR_RETURN(s.spill_, CreateSpillFile(spill_dir_));
+    for (const std::string& c : s.chunks_) {
+      RETURN_IF_ERROR(WriteSpill(s.spill_, c));
+      spilled_bytes_ += c.size();
+    }
+    std::vector<std::string>().swap(s.chunks_);
+    memory_bytes_ -= s.memory_bytes_;
+    s.memory_bytes_ = 0;
   }
   char header[kHeader];
   PutHeader(header, subxid, static_cast<uint32_t>(message.size()));
-  if (fwrite_unlocked(header, 1, kHeader, s.spill_) != kHeader ||
-      fwrite_unlocked(message.data(), 1, message.size(), s.spill_) != message.size()) {
-    return Unavailable("cannot write spill file: " + std::string(std::strerror(errno)));
-  }
+  RETURN_IF_ERROR(WriteSpill(s.spill_, std::string_view(header, kHeader)));
+  RETURN_IF_ERROR(WriteSpill(s.spill_, message));
   spilled_bytes_ += record;
   return Status::Ok();
 }

@@ -4,9 +4,10 @@
 // With `streaming 'on'` the server sends a large transaction in chunks while it is still
 // running, interleaved with other transactions, and decides its fate only at the end (docs:
 // "Logical Streaming Replication Protocol"). Nothing of it may be emitted before the commit, so
-// its messages wait here: in memory up to a budget shared by all open transactions, then in an
-// unlinked temp file per transaction (a crash leaves nothing behind). Messages are kept as the
-// bytes the server sent, length-prefixed, and decoded again at replay.
+// its messages wait here: in memory up to a budget shared by all open transactions. The one
+// whose message would pass the budget moves whole to its own unlinked temp file (a crash leaves
+// nothing behind), so replaying a large transaction holds no more than the file's buffer.
+// Messages are kept as the bytes the server sent, length-prefixed, and decoded again at replay.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@
 
 namespace faucet::postgres {
 
-// One transaction's messages, in arrival order: the in-memory part first, then the file.
+// One transaction's messages, in arrival order: in memory, or all in its file once spilled.
 class BufferedStream {
  public:
   BufferedStream() = default;
