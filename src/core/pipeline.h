@@ -60,7 +60,7 @@ struct DlqOptions {
 };
 
 // The group commit budget of a keyed-upsert pipeline (PipelineOptions::group_bytes). A sink
-// that is behind then holds the group, the queue's budget behind it (16 MiB) and at most one
+// that is behind then holds the group, the queue's budget behind it (8 MiB) and at most one
 // page taken from the queue that did not join.
 inline constexpr size_t kGroupCommitBytes = 8 << 20;
 
@@ -70,7 +70,9 @@ struct PipelineOptions {
   Delivery delivery = Delivery::kAtLeastOnce;
   // Budget of the decode -> write queue: enough for the source to run ahead of the sink by a
   // few pages, not a store (memory stays bounded whatever the transaction or table size).
-  size_t queue_bytes = 16 << 20;
+  // 16 MiB was no faster and held 8 MiB more where the sink is the slower side (BENCHMARKS.md,
+  // "An 8 MiB queue").
+  size_t queue_bytes = 8 << 20;
   // The run is one bulk load: the sink is told so (Sink::BeginBulkLoad) before it opens, and
   // unless the run completes nothing of it is made durable: a stopped run or a failed source
   // ends with Finish(false), which abandons the load, instead of the final Flush.
