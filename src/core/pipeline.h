@@ -71,7 +71,7 @@ struct PipelineOptions {
   // Budget of the decode -> write queue: enough for the source to run ahead of the sink by a
   // few pages, not a store (memory stays bounded whatever the transaction or table size).
   // 16 MiB was no faster and held 8 MiB more where the sink is the slower side (BENCHMARKS.md,
-  // "An 8 MiB queue").
+  // "Memory: a spilled stream leaves memory whole, and an 8 MiB queue").
   size_t queue_bytes = 8 << 20;
   // The run is one bulk load: the sink is told so (Sink::BeginBulkLoad) before it opens, and
   // unless the run completes nothing of it is made durable: a stopped run or a failed source
