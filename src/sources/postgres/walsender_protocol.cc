@@ -29,15 +29,20 @@ int64_t NowPostgresMicros() {
 }
 
 bool ReadAvailable(PGconn* conn) {
-  if (PQconsumeInput(conn) == 0) return false;
+  const int fd = PQsocket(conn);
+  // What left the socket, as FIONREAD sees it before and after each read (what arrived meanwhile
+  // is not counted): every call counts, the first too, so libpq's buffer, which doubles when a
+  // call finds it nearly full, grows to about twice kReadBurstBytes and no further.
   size_t taken = 0;
-  int queued = 0;
-  // Each PQconsumeInput reads at least part of what FIONREAD counted, so `taken` only
-  // overestimates what moved.
-  while (taken < kReadBurstBytes && ioctl(PQsocket(conn), FIONREAD, &queued) == 0 && queued > 0) {
-    taken += static_cast<size_t>(queued);
+  int before = 0;
+  if (ioctl(fd, FIONREAD, &before) != 0) before = 0;
+  do {
     if (PQconsumeInput(conn) == 0) return false;
-  }
+    int after = 0;
+    if (ioctl(fd, FIONREAD, &after) != 0) return true;
+    if (before > after) taken += static_cast<size_t>(before - after);
+    before = after;
+  } while (before > 0 && taken < kReadBurstBytes);
   return true;
 }
 

@@ -54,17 +54,17 @@ int64_t NowPostgresMicros();
 // idle stream is waited for in poll().
 inline constexpr auto kBurstNap = std::chrono::milliseconds(20);
 
-// How much ReadAvailable's calls after its first take from the socket (the first reads what
-// fits libpq's buffer), and how much a reader lets queue before it reads without a nap. libpq
-// doubles its buffer when a call finds it nearly full, so the buffer can grow to the socket's
-// backlog: 4-8 MiB measured where the source waited on a full queue (BENCHMARKS.md, "Memory: a
-// spilled stream leaves memory whole, and an 8 MiB queue").
+// How much ReadAvailable takes from the socket at most in one call (libpq's buffer then holds
+// at most about twice this), and how much a reader lets queue before it reads without a nap.
+// Counting only the calls after the first let the buffer grow to the socket's backlog: 4-8 MiB
+// where the source waited on a full queue (BENCHMARKS.md, "Memory: a spilled stream leaves
+// memory whole, and an 8 MiB queue").
 inline constexpr size_t kReadBurstBytes = size_t{1} << 20;
 inline constexpr size_t kBurstOfReceiveBuffer = 4;
 
-// Moves what `conn`'s socket holds into libpq's buffer (PQconsumeInput until the socket is
-// empty or the calls after the first have taken kReadBurstBytes); false if the connection failed
-// (PQerrorMessage says why). A burst that queued during a nap is taken in one go, not 16 KiB per
+// Moves what `conn`'s socket holds, up to about kReadBurstBytes, into libpq's buffer
+// (PQconsumeInput until the socket is empty); false if the connection failed (PQerrorMessage
+// says why). A burst that queued during a nap is taken in one go, not 16 KiB per
 // PQconsumeInput spaced out by the decoding of what the previous one read: those spaced reads
 // reopen the window a little at a time, so the walsender's sends go out in more, smaller
 // segments. A client spending 1.5 us per message made the walsender send 2-3x the segments
