@@ -51,12 +51,14 @@ class KafkaSinkTest : public ::testing::Test {
   // another test's producer of the same id would fence this one's.
   const std::string scope_ = prefix_ + ".pipe";
 
-  // The sink and state lines of a mirror config: kafka under exactly_once writing `topic`, its
-  // state in `dir`.
-  std::string ExactlyOnceSinkAndState(const std::string& topic, const std::string& dir) const {
+  // The sink and state lines of a pipeline or mirror config: kafka writing `topic`, with its
+  // exactly_once settings or without, its state in `dir`.
+  std::string SinkAndState(const std::string& topic, const std::string& dir,
+                           bool exactly_once) const {
     return "  sink: {type: kafka, config: {brokers: '" + brokers_ + "', topic: {name: '" + topic +
-           "'}, linger: 2, exactly_once: {commit_token_topic: '" + prefix_ + ".tokens'}}}\n" +
-           "  state: {type: file, config: {path: '" + dir + "/state'}}\n";
+           "'}, linger: 2" +
+           (exactly_once ? ", exactly_once: {commit_token_topic: '" + prefix_ + ".tokens'}" : "") +
+           "}}\n  state: {type: file, config: {path: '" + dir + "/state'}}\n";
   }
 };
 
@@ -407,7 +409,7 @@ TEST_F(KafkaSinkTest, TheMultiTableMirrorSendsEachTableToItsTopicExactlyOnce) {
                         << db.url() << "', slot_name: " << schema
                         << "_slot, publication_name: " << schema
                         << "_pub, idle_timeout: 2, status_update_interval: 1}}\n"
-                        << ExactlyOnceSinkAndState("unused", dir)
+                        << SinkAndState("unused", dir, true)
                         << "mirror:\n  mode: snapshot_then_cdc\n  continuous: false\n"
                         << "  snapshot: {shards: 4, concurrency: 1, source: {type: postgres, "
                            "config: {connection_url: '"
@@ -491,7 +493,7 @@ TEST_F(KafkaSinkTest, AMirrorSnapshotThatCommittedBeforeACrashIsNotSentAgain) {
   const std::string config = dir + "/mirror.yaml";
   std::ofstream(config) << "version: 1\nname: " << prefix_ << "\ndelivery: exactly_once\n"
                         << "pipeline:\n  source: " << table.SourceYaml() << "\n"
-                        << ExactlyOnceSinkAndState(topic, dir)
+                        << SinkAndState(topic, dir, true)
                         << "mirror:\n  mode: snapshot_then_cdc\n  continuous: false\n"
                         << "  snapshot: {source: {type: postgres, config: {connection_url: '"
                         << db.url() << "', query: 'SELECT * FROM " << table.name()
@@ -655,11 +657,7 @@ TEST_P(KafkaPipelineTest, AMillionRowTransactionStaysInBoundedMemory) {
                         << "\npipeline:\n  source: {type: postgres-cdc, config: {connection_url: '"
                         << db.url() << "', slot_name: " << table.slot()
                         << ", publication_name: " << prefix_ << "_pub, idle_timeout: 10}}\n"
-                        << (exactly_once ? ExactlyOnceSinkAndState(topic, dir)
-                                         : "  sink: {type: kafka, config: {brokers: '" + brokers_ +
-                                               "', topic: {name: '" + topic + "'}, linger: 2}}\n" +
-                                               "  state: {type: file, config: {path: '" + dir +
-                                               "/state'}}\n");
+                        << SinkAndState(topic, dir, exactly_once);
   db.Exec("SELECT pg_create_logical_replication_slot('" + table.slot() + "', 'pgoutput')");
   db.Exec("INSERT INTO " + prefix_ +
           " SELECT g, 'name-' || g, g * 0.01, g % 1000, "
