@@ -12,8 +12,9 @@
 # (1000000), BENCH_TXNS (100000 single-row transactions), BENCH_OUT (also write the markdown
 # report there), BENCH_REFERENCES=0 (cdc and mysql-cdc without the reference tools beside their
 # limits: for long runs), BENCH_APPLY_DESTS (the apply scenario's destinations, default
-# "postgres sqlite mysql"). Starts its own PostgreSQL and MariaDB (scripts/services.sh) and
-# SQLite files in a temp dir, and removes them on exit. BUILD_DIR holds faucet and the limits
+# "postgres sqlite mysql"). Starts its own PostgreSQL servers (the source, and a destination of
+# its own) and MariaDB (scripts/services.sh) and SQLite files in a temp dir, and removes them on
+# exit. BUILD_DIR holds faucet and the limits
 # bench/drain.cc and bench/replay.cc (targets faucet_drain, faucet_replay).
 #
 # Scenarios:
@@ -63,11 +64,9 @@
 #             every 10 ms. Each destination is checked against the source after every run.
 #             Also reported: the walsender's CPU over each faucet run (to the sentinel) and over
 #             each drain run (there the server's, as in its CPU column: nearly all the
-#             walsender's), and how many of the machine's cores were busy meanwhile. (The changes
-#             are loaded once: after a postgres destination's first run its writes follow them in
-#             the WAL, which the walsender decodes after the sentinel, beside faucet's last page.)
-#             A walsender that needs more CPU for the same stream beside faucet than under drain,
-#             on a machine whose cores are all busy, is the machine's limit, not faucet's.
+#             walsender's), and how many of the machine's cores were busy meanwhile. A walsender
+#             that needs more CPU for the same stream beside faucet than under drain, on a
+#             machine whose cores are all busy, is the machine's limit, not faucet's.
 #   kafka-apply  the apply scenario's changes into postgres (upsert) through Kafka: written once
 #             to a one-partition topic by postgres-cdc -> kafka (not timed), then each run a
 #             `faucet run` of the kafka source (a new consumer group, so from the topic's start)
@@ -126,7 +125,7 @@ chmod 755 "$WORK"
 # Our own services dir (as scripts/test.sh does), so that a stop never touches anyone else's run.
 export FAUCET_SERVICES_DIR=/tmp/faucet-services-bench-$$
 cleanup() {
-  bash scripts/services.sh stop >/dev/null 2>&1 || true
+  bash scripts/services.sh stop --all >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -146,10 +145,15 @@ SERVICES=(pg mysql)
 KAFKA_APPLY=""
 if [[ " ${SCENARIOS[*]} " == *" kafka-apply "* ]]; then KAFKA_APPLY=1; fi
 if [[ " ${SCENARIOS[*]} " == *" kafka "* || -n $KAFKA_APPLY ]]; then SERVICES+=(kafka); fi
+# The Postgres destination is a server of its own, as in production: in the source's cluster its
+# writes would follow the source's changes in the WAL, and every later run's walsender would
+# decode them beside faucet. Started first, so that the source's env, eval'ed next, is the current run.
+dst_env=$(bash scripts/services.sh start pg)
 services_env=$(bash scripts/services.sh start "${SERVICES[@]}")
 eval "$services_env"
 SRC=$FAUCET_TEST_PG_URL
-DST=${SRC%/*}/bench_dst
+DST_SERVER=$(sed -n 's/^export FAUCET_TEST_PG_URL=//p' <<<"$dst_env")
+DST=${DST_SERVER%/*}/bench_dst
 MYSQL_URL=$FAUCET_TEST_MYSQL_URL
 psqlq() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 sqlv() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
@@ -157,7 +161,7 @@ mysqlq() { mariadb -h 127.0.0.1 -P "$FAUCET_TEST_MYSQL_PORT" -u faucet -pfaucet 
 mysqlv() { mysqlq -N -B "$@"; }
 export -f mysqlq # for the copy scenario's pipe, which runs in its own bash
 export FAUCET_TEST_MYSQL_PORT
-psqlq "$SRC" -c "CREATE DATABASE bench_dst"
+psqlq "$DST_SERVER" -c "CREATE DATABASE bench_dst"
 
 RESULTS=$WORK/results.tsv # scenario, tool, run, rows, seconds, rss_kb, cpu_s
 # record SCENARIO TOOL RUN ROWS SECONDS TIMEFILE [EXTRA_CPU_S]: the first tool recorded for a
@@ -222,7 +226,7 @@ DOC_SQL="CASE WHEN g % 100 = 50 THEN repeat(md5(g::text), 100) END"
 # last writes on this 2-core machine, and server CPU counted in faucet's run but not in drain's,
 # which stops at the last commit. So a load for such a case (`load_big stream`) loads again,
 # under a new template slot, when more than 1 MiB of WAL has followed the last one (another
-# case's load, a Postgres destination's writes), as mysql-cdc gives each case its binlog file.
+# case's load, the multi-table scenarios' tables), as mysql-cdc gives each case its binlog file.
 # (Their tables are not autovacuumed, so nothing follows them of itself.)
 # reload_needed LOADED END [stream]: whether a load done (LOADED 1) up to END must be redone.
 reload_needed() {
