@@ -14,8 +14,8 @@
 # limits: for long runs), BENCH_APPLY_DESTS (the apply scenario's destinations, default
 # "postgres sqlite mysql"). Starts its own PostgreSQL servers (the source, and a destination of
 # its own) and MariaDB (scripts/services.sh) and SQLite files in a temp dir, and removes them on
-# exit. BUILD_DIR holds faucet and the limits
-# bench/drain.cc and bench/replay.cc (targets faucet_drain, faucet_replay).
+# exit. BUILD_DIR holds faucet and the limits bench/drain.cc and bench/replay.cc (targets
+# faucet_drain, faucet_replay).
 #
 # Scenarios:
 #   cdc       postgres-cdc -> jsonl (`faucet run`) beside its limit, the walsender's own rate:
@@ -147,7 +147,8 @@ if [[ " ${SCENARIOS[*]} " == *" kafka-apply "* ]]; then KAFKA_APPLY=1; fi
 if [[ " ${SCENARIOS[*]} " == *" kafka "* || -n $KAFKA_APPLY ]]; then SERVICES+=(kafka); fi
 # The Postgres destination is a server of its own, as in production: in the source's cluster its
 # writes would follow the source's changes in the WAL, and every later run's walsender would
-# decode them beside faucet. Started first, so that the source's env, eval'ed next, is the current run.
+# decode them beside faucet (the multi-table scenarios, bench/tables.sh, keep theirs there).
+# Started first, so that the source's env, eval'ed next, is the current run.
 dst_env=$(bash scripts/services.sh start pg)
 services_env=$(bash scripts/services.sh start "${SERVICES[@]}")
 eval "$services_env"

@@ -170,8 +170,9 @@ mt_setup_s() {
   # The single-table comparison of tables-stream: filled now, before any slot, so its initial
   # rows are in no slot's WAL.
   # In its own source database: the slots of both decode the same WAL, but each skips the
-  # other database's records cheaply (before any decoding).
-  psqlq "$SRC" -c "CREATE DATABASE bench_one"
+  # other database's records cheaply (before any decoding). Its destination database is in the
+  # source's server too, as the multi-table mirror's are, so that both sides compare alike.
+  psqlq "$SRC" -c "CREATE DATABASE bench_one" -c "CREATE DATABASE bench_one_dst"
   psqlq "${SRC%/*}/bench_one" <<SQL
 CREATE SCHEMA one;
 CREATE TABLE one.t (id bigint PRIMARY KEY, $TABLE_COLS);
@@ -303,7 +304,7 @@ bench_tables_stream() {
   mt_setup_s
   local per=$((ROWS / 10)) i s seen bin label watcher
   local dst=${SRC%/*}/bench_s batches=$((ROWS / 1000 / MT_TABLES))
-  local src1=${SRC%/*}/bench_one dst1=${SRC%/*}/bench_dst
+  local src1=${SRC%/*}/bench_one dst1=${SRC%/*}/bench_one_dst
   # The initial load, by the faucet under test (the last run of tables-load, if it ran).
   if [[ $MT_LOADED_BY != "$FAUCET" ]]; then
     log "tables-stream: initial load of $MT_TABLES tables"
