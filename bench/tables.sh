@@ -301,9 +301,13 @@ mt_wait_watcher() {
 }
 
 bench_tables_stream() {
-  mt_setup_s
   local per=$((ROWS / 10)) i s seen bin label watcher
   local dst=${SRC%/*}/bench_s batches=$((ROWS / 1000 / MT_TABLES))
+  if ((batches == 0)); then # a batch is 1000 changes per table
+    log "tables-stream: skipped: BENCH_ROWS=$ROWS is under $((1000 * MT_TABLES)), one batch over $MT_TABLES tables"
+    return 0
+  fi
+  mt_setup_s
   local src1=${SRC%/*}/bench_one dst1=${SRC%/*}/bench_one_dst
   # The initial load, by the faucet under test (the last run of tables-load, if it ran).
   if [[ $MT_LOADED_BY != "$FAUCET" ]]; then
