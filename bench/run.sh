@@ -229,24 +229,20 @@ DOC_SQL="CASE WHEN g % 100 = 50 THEN repeat(md5(g::text), 100) END"
 # under a new template slot, when more than 1 MiB of WAL has followed the last one (another
 # case's load, the multi-table scenarios' tables), as mysql-cdc gives each case its binlog file.
 # (Their tables are not autovacuumed, so nothing follows them of itself.)
-# reload_needed LOADED END [stream]: whether a load done (LOADED 1) up to END must be redone.
-reload_needed() {
-  (($1)) && [[ ${3:-} == stream ]] &&
-    (($(sqlv "$SRC" -c "SELECT pg_current_wal_insert_lsn() - '$2'::pg_lsn") > 1048576))
-}
-# drop_loaded NAME: the table NAME, its publication pub_NAME and template slot tmpl_NAME.
-drop_loaded() {
+# unload_if_followed NAME LOADED END [stream]: for a streamed case whose load is done (LOADED 1,
+# up to END) and followed by more than 1 MiB of WAL, drops the table NAME, its publication
+# pub_NAME and template slot tmpl_NAME, and succeeds (the caller then loads them again).
+unload_if_followed() {
+  (($2)) && [[ ${4:-} == stream ]] &&
+    (($(sqlv "$SRC" -c "SELECT pg_current_wal_insert_lsn() - '$3'::pg_lsn") > 1048576)) || return 1
+  log "$1 is not at the end of the WAL: loading it again"
   psqlq "$SRC" -c "SELECT pg_drop_replication_slot('tmpl_$1')" -c "DROP PUBLICATION pub_$1" -c "DROP TABLE $1" >/dev/null
 }
 
 # The big table: ROWS rows in one transaction, read by the cdc and snapshot scenarios.
 BIG_LOADED=0
 load_big() { # [stream]
-  if reload_needed "$BIG_LOADED" "${END_BIG:-}" "${1:-}"; then
-    log "the big table is not at the end of the WAL: loading it again"
-    drop_loaded big
-    BIG_LOADED=0
-  fi
+  if unload_if_followed big "$BIG_LOADED" "${END_BIG:-}" "${1:-}"; then BIG_LOADED=0; fi
   ((BIG_LOADED)) && return 0
   psqlq "$SRC" <<SQL
 CREATE TABLE big (id bigint PRIMARY KEY, $TABLE_COLS) WITH (autovacuum_enabled = off);
@@ -378,11 +374,7 @@ cdc_case() {
 
 SMALL_LOADED=0
 load_small() { # [stream]
-  if reload_needed "$SMALL_LOADED" "${END_SMALL:-}" "${1:-}"; then
-    log "the small transactions are not at the end of the WAL: loading them again"
-    drop_loaded small
-    SMALL_LOADED=0
-  fi
+  if unload_if_followed small "$SMALL_LOADED" "${END_SMALL:-}" "${1:-}"; then SMALL_LOADED=0; fi
   ((SMALL_LOADED)) && return 0
   log "loading $TXNS single-row transactions"
   psqlq "$SRC" <<SQL
