@@ -64,9 +64,14 @@
 #             every 10 ms. Each destination is checked against the source after every run.
 #             Also reported: the walsender's CPU over each faucet run (to the sentinel) and over
 #             each drain run (there the server's, as in its CPU column: nearly all the
-#             walsender's), and how many of the machine's cores were busy meanwhile. A walsender
+#             walsender's), how many of the machine's cores were busy meanwhile, and the
+#             destination server's CPU over the replay and over each faucet run (Postgres: its
+#             server's processes; MariaDB: mariadbd; SQLite works inside faucet). A walsender
 #             that needs more CPU for the same stream beside faucet than under drain, on a
-#             machine whose cores are all busy, is the machine's limit, not faucet's.
+#             machine whose cores are all busy, is the machine's limit, not faucet's. From these,
+#             "the CPU a live run must fit in": (walsender under drain + destination under the
+#             replay + faucet) / cores, the least time the live run can take on this machine,
+#             beside the time 0.95 of the limit needs.
 #   kafka-apply  the apply scenario's changes into postgres (upsert) through Kafka: written once
 #             to a one-partition topic by postgres-cdc -> kafka (not timed), then each run a
 #             `faucet run` of the kafka source (a new consumer group, so from the topic's start)
@@ -174,20 +179,22 @@ record() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$(rss_kb "$6")" "$cpu" >>"$RESULTS"
   log "$1 | $2 | run $3: $4 rows in $5 s, peak RSS $(rss_kb "$6") KiB, CPU $cpu s"
 }
-# CPU seconds the Postgres server's processes have used so far: the postmaster's own and its
-# reaped children's (a walsender that has exited), plus each live child's. Read before and after
-# a drain run, the difference is the walsender's work (and whatever else the server did then).
+# server_cpu_s [POSTMASTER]: CPU seconds a Postgres server's processes (default: the source's)
+# have used so far: the postmaster's own and its reaped children's (a walsender or a backend that
+# has exited), plus each live child's. Read before and after a drain run, the difference is the
+# walsender's work (and whatever else the server did then).
 PG_CLK_TCK=$(getconf CLK_TCK)
 PG_POSTMASTER=$(head -n 1 "$(sqlv "$SRC" -c "SHOW data_directory")/postmaster.pid")
+DST_POSTMASTER=$(head -n 1 "$(sqlv "$DST_SERVER" -c "SHOW data_directory")/postmaster.pid")
 server_cpu_s() {
   # /proc/PID/stat after "(comm) ": state is field 1, utime 12, stime 13, cutime 14, cstime 15.
-  sed 's/.*) //' "/proc/$PG_POSTMASTER/stat" |
-    awk -v hz="$PG_CLK_TCK" -v live="$(children_cpu_s)" '{ printf "%.2f", ($12 + $13 + $14 + $15) / hz + live }'
+  sed 's/.*) //' "/proc/${1:-$PG_POSTMASTER}/stat" |
+    awk -v hz="$PG_CLK_TCK" -v live="$(children_cpu_s '*' "${1:-$PG_POSTMASTER}")" '{ printf "%.2f", ($12 + $13 + $14 + $15) / hz + live }'
 }
-# children_cpu_s [PATTERN]: CPU seconds the postmaster's live children whose command line
-# matches the glob PATTERN (default: all) have used so far.
+# children_cpu_s [PATTERN [POSTMASTER]]: CPU seconds the postmaster's (default: the source's)
+# live children whose command line matches the glob PATTERN (default: all) have used so far.
 children_cpu_s() {
-  for c in $(pgrep -P "$PG_POSTMASTER"); do
+  for c in $(pgrep -P "${2:-$PG_POSTMASTER}"); do
     [[ $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null) == ${1:-*} ]] || continue
     sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'
   done | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
@@ -202,15 +209,35 @@ server_cpu_since() {
 }
 # CPU seconds the live walsenders have used so far (a faucet run's, read before it exits).
 walsender_cpu_s() { children_cpu_s '*walsender*'; }
+# dest_cpu_s DEST: CPU seconds the apply's destination server has used so far: the destination
+# Postgres server's (as server_cpu_s), MariaDB's (all its threads); 0 for SQLite, whose work is
+# inside the process writing to it.
+MYSQL_PID=$(cat "$FAUCET_SERVICES_RUN_DIR/mysql/mariadbd.pid")
+dest_cpu_s() {
+  case $1 in
+  postgres) server_cpu_s "$DST_POSTMASTER" ;;
+  mysql) sed 's/.*) //' "/proc/$MYSQL_PID/stat" | awk -v hz="$PG_CLK_TCK" '{ printf "%.2f", ($12 + $13) / hz }' ;;
+  *) echo 0 ;;
+  esac
+}
+# dest_cpu_since DEST BEFORE: the destination's CPU seconds since dest_cpu_s said BEFORE, once the
+# destination Postgres server's backends have exited and been reaped (their CPU is then the
+# postmaster's, counted once).
+dest_cpu_since() {
+  if [[ $1 == postgres ]]; then
+    while ps --ppid "$DST_POSTMASTER" -o stat=,args= | grep -q '^Z\|bench_dst'; do sleep 0.05; done
+  fi
+  awk -v a="$2" -v b="$(dest_cpu_s "$1")" 'BEGIN { printf "%.2f", b - a }'
+}
 # CPU seconds all cores have been busy so far (/proc/stat: user, nice, system, irq, softirq,
 # steal; guest time is within user).
 busy_s() { awk -v hz="$PG_CLK_TCK" '$1 == "cpu" { printf "%.2f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
-SHARES=$WORK/shares.tsv # scenario, tool, run, walsender CPU s, busy cores (- if not measured)
-# share SCENARIO TOOL RUN WALSENDER_S [BUSY_S SECONDS]: what the walsender and the machine did
-# over a run (reported beside the scenario's table).
+SHARES=$WORK/shares.tsv # scenario, tool, run, walsender CPU s, busy cores, destination CPU s (- if not measured)
+# share SCENARIO TOOL RUN WALSENDER_S [BUSY_S SECONDS [DEST_S]]: what the walsender, the machine
+# and an apply's destination server did over a run (reported beside the scenario's table).
 share() {
-  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" \
-    "$(if (($# > 4)); then awk -v b="$5" -v s="$6" 'BEGIN { printf "%.2f", b / s }'; else echo -; fi)" >>"$SHARES"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" \
+    "$(if (($# > 4)) && [[ $5 != - ]]; then awk -v b="$5" -v s="$6" 'BEGIN { printf "%.2f", b / s }'; else echo -; fi)" "${7:--}" >>"$SHARES"
 }
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -802,12 +829,13 @@ $2" >"$WORK/apply.yaml"
   # timed_apply SCENARIO DEST YAML: `$bin run YAML` timed from its start to the sentinel row's
   # arrival in DEST (watched meanwhile), DEST checked against the source, recorded as $label.
   timed_apply() {
-    local watcher s busy seen
-    # At the sentinel: the time, the walsender's CPU and the cores' busy seconds.
-    ("watch_$2" && echo "$(now) $(walsender_cpu_s) $(busy_s)" >"$WORK/seen") &
+    local watcher s busy dest_s seen
+    # At the sentinel: the time, the walsender's CPU, the cores' busy seconds and the destination's CPU.
+    ("watch_$2" && echo "$(now) $(walsender_cpu_s) $(busy_s) $(dest_cpu_s "$2")" >"$WORK/seen") &
     watcher=$!
     sleep 0.3
     busy=$(busy_s)
+    dest_s=$(dest_cpu_s "$2")
     s=$(now)
     /usr/bin/time -v -o "$WORK/time" "$bin" run "$3" 2>"$WORK/faucet.log" ||
       { cat "$WORK/faucet.log" >&2; kill "$watcher" 2>/dev/null; exit 1; }
@@ -816,7 +844,8 @@ $2" >"$WORK/apply.yaml"
     read -ra seen <"$WORK/seen"
     record "$1" "$label" "$i" "$ROWS" "$(sub "${seen[0]}" "$s")" "$WORK/time"
     # (The kafka source has no walsender.)
-    [[ $1 == kafka-apply ]] || share "$1" "$label" "$i" "${seen[1]}" "$(sub "${seen[2]}" "$busy")" "$(sub "${seen[0]}" "$s")"
+    [[ $1 == kafka-apply ]] || share "$1" "$label" "$i" "${seen[1]}" "$(sub "${seen[2]}" "$busy")" "$(sub "${seen[0]}" "$s")" \
+      "$(awk -v a="${seen[3]}" -v b="$dest_s" 'BEGIN { printf "%.2f", a - b }')"
   }
 
   # apply_case DEST: the replay (applying alone), then each build's faucet run, checked.
@@ -826,10 +855,15 @@ $2" >"$WORK/apply.yaml"
     "empty_$dest"
     sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
     apply_yaml "apply_$dest" "$sink"
+    local dest_cpu
+    dest_cpu=$(dest_cpu_s "$dest")
     /usr/bin/time -v -o "$WORK/time" "$REPLAY" "$WORK/apply.yaml" >"$WORK/replay.out" 2>"$WORK/faucet.log" ||
       { cat "$WORK/faucet.log" >&2; exit 1; }
+    # (Its pages are read into memory before the timed apply; the destination is idle meanwhile.)
+    dest_cpu=$(dest_cpu_since "$dest" "$dest_cpu")
     "check_$dest" || { log "replay: the $dest destination differs from the source"; exit 1; }
     record "$scenario" "replay (applying alone)" "$i" "$ROWS" "$(awk '/^apply_seconds/ { print $2 }' "$WORK/replay.out")" "$WORK/time"
+    share "$scenario" "replay (applying alone)" "$i" - - - "$dest_cpu"
     sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
 
     for v in "${!BINS[@]}"; do
@@ -1124,25 +1158,62 @@ report() {
       }
     }' "$RESULTS"
   [[ -s $SHARES ]] && awk -F'\t' -v cores="$(nproc)" "$AWK_MEDIAN"'
+    function col(list) { return list ~ /-/ ? "-" : sprintf("%.2f", median(list)) }
     {
       if (!($1 in ntools)) { order[++n] = $1; ntools[$1] = 0 }
       key = $1 SUBSEP $2
       if (!(key in ws)) tool[$1, ++ntools[$1]] = $2
       ws[key] = ws[key] (ws[key] == "" ? "" : " ") $4
       busy[key] = busy[key] (busy[key] == "" ? "" : " ") $5
+      dc[key] = dc[key] (dc[key] == "" ? "" : " ") $6
+      if ($6 != "-") hasdest[$1] = 1
     }
     END {
       for (k = 1; k <= n; k++) {
         s = order[k]
-        printf "### %s: the walsender and the machine over each run\n\n", s
-        printf "| tool | walsender CPU s | median | cores busy (of %d) | median |\n|---|---|---|---|---|\n", cores
+        printf "### %s: the walsender%s and the machine over each run\n\n", s, s in hasdest ? ", the destination" : ""
+        printf "| tool | walsender CPU s | median | cores busy (of %d) | median |%s\n|---|---|---|---|---|%s\n", cores,
+          s in hasdest ? " destination CPU s | median |" : "", s in hasdest ? "---|---|" : ""
         for (x = 1; x <= ntools[s]; x++) {
           key = s SUBSEP tool[s, x]
-          printf "| %s | %s | %.2f | %s | %s |\n", tool[s, x], ws[key], median(ws[key]), busy[key], busy[key] ~ /-/ ? "-" : sprintf("%.2f", median(busy[key]))
+          printf "| %s | %s | %s | %s | %s |", tool[s, x], ws[key], col(ws[key]), busy[key], col(busy[key])
+          if (s in hasdest) printf " %s | %s |", dc[key], col(dc[key])
+          printf "\n"
         }
         printf "\n"
       }
     }' "$SHARES"
+  # The applies: the CPU a live run must fit in on this machine's cores, from the same runs.
+  [[ -s $SHARES ]] && awk -F'\t' -v cores="$(nproc)" "$AWK_MEDIAN"'
+    FNR == NR {
+      if ($1 !~ /^apply-/) next
+      key = $1 SUBSEP $2
+      if (!(key in secs) && $2 ~ /^faucet/) faucets[$1] = faucets[$1] (faucets[$1] == "" ? "" : SUBSEP) $2
+      if (!($1 in seen)) { order[++n] = $1; seen[$1] = 1 }
+      secs[key] = secs[key] (secs[key] == "" ? "" : " ") $5
+      cpu[key] = cpu[key] (cpu[key] == "" ? "" : " ") $7
+      next
+    }
+    $1 ~ /^apply-/ && $4 != "-" { ws[$1, $2] = ws[$1, $2] (ws[$1, $2] == "" ? "" : " ") $4 }
+    $1 ~ /^apply-/ && $6 != "-" { dc[$1, $2] = dc[$1, $2] (dc[$1, $2] == "" ? "" : " ") $6 }
+    END {
+      for (k = 1; k <= n; k++) {
+        s = order[k]
+        if (!((s, "drain") in ws) || !((s, "replay (applying alone)") in dc)) continue
+        w = median(ws[s, "drain"]); d = median(dc[s, "replay (applying alone)"])
+        limit = median(secs[s, "drain"]); r = median(secs[s, "replay (applying alone)"]); if (r > limit) limit = r
+        printf "### %s: the CPU a live run must fit in (medians)\n\n", s
+        printf "| tool | walsender, decoding alone (drain) s | destination, applying alone (replay) s | faucet s | at best on %d cores s | 0.95 of the limit needs s | took s |\n|---|---|---|---|---|---|---|\n", cores
+        m = split(faucets[s], f, SUBSEP)
+        for (x = 1; x <= m; x++) {
+          c = median(cpu[s, f[x]])
+          printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f |\n", f[x], w, d, c, (w + d + c) / cores, limit / 0.95, median(secs[s, f[x]])
+        }
+        printf "\n"
+        told = 1
+      }
+      if (told) printf "\"At best\": the three CPU times over the cores, as if every core were busy throughout and nothing cost more for sharing them (SQLite works inside faucet: its CPU is in faucet'"'"'s). Above \"0.95 of the limit needs\", this machine cannot run that apply at 0.95 of its limit with the CPU these processes take.\n\n"
+    }' "$RESULTS" "$SHARES"
   if ((${#MT_RSS_NOTES[@]})); then
     echo "### tables-rss: notes"
     echo
