@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -195,6 +196,19 @@ void CivilFromDays(int64_t z, int64_t* y, int* m, int* d) {
   *y = yoe + era * 400 + (*m <= 2);
 }
 
+// Appends `value` (not negative) in decimal, zero-padded to `width` digits (as printf's "%0*d":
+// a timestamp's every value, so no printf).
+void AppendDigits(int64_t value, int width, std::string& out) {
+  char digits[20];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0);
+  out.append(width > n ? width - n : 0, '0');
+  while (n > 0) out += digits[--n];
+}
+
 // The seconds east of UTC of a Postgres offset suffix "+HH", "+HH:MM" or "+HH:MM:SS".
 bool ParseOffset(std::string_view s, int* seconds) {
   if (s.size() < 3 || (s[0] != '+' && s[0] != '-')) return false;
@@ -235,17 +249,22 @@ bool ShiftToUtc(std::string_view text, bool has_date, std::string& out) {
   int64_t seconds = DaysFromCivil(yy, mo, dd) * 86400 + hh * 3600 + mi * 60 + ss - offset;
   int64_t days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400;
   int64_t rest = seconds - days * 86400;
-  char buf[48];
+  out.clear();
   if (has_date) {
     CivilFromDays(days, &yy, &mo, &dd);
-    std::snprintf(buf, sizeof(buf), "%04lld-%02d-%02d %02d:%02d:%02d", static_cast<long long>(yy),
-                  mo, dd, static_cast<int>(rest / 3600), static_cast<int>(rest / 60 % 60),
-                  static_cast<int>(rest % 60));
-  } else {
-    std::snprintf(buf, sizeof(buf), "%02d:%02d:%02d", static_cast<int>(rest / 3600),
-                  static_cast<int>(rest / 60 % 60), static_cast<int>(rest % 60));
+    if (yy < 0) return false;  // before year 0: not a shape Postgres prints without " BC"
+    AppendDigits(yy, 4, out);
+    out += '-';
+    AppendDigits(mo, 2, out);
+    out += '-';
+    AppendDigits(dd, 2, out);
+    out += ' ';
   }
-  out.assign(buf);
+  AppendDigits(rest / 3600, 2, out);
+  out += ':';
+  AppendDigits(rest / 60 % 60, 2, out);
+  out += ':';
+  AppendDigits(rest % 60, 2, out);
   out.append(fraction);
   return true;
 }
@@ -882,7 +901,22 @@ class MysqlSink : public sql::TableSink {
     return Status::Ok();
   }
 
+  // `text` as a string literal. mysql_real_escape_string escapes only the bytes NUL, \n, \r, \,
+  // ', " and ^Z and copies every other byte, in any charset: a text without them (nearly every
+  // value) is its own literal body, copied without the library's per-character charset check.
   void AppendString(std::string_view text, std::string& out) {
+    static constexpr auto kSpecial = [] {
+      std::array<bool, 256> special{};
+      for (unsigned char c : {'\0', '\n', '\r', '\\', '\'', '"', '\x1a'}) special[c] = true;
+      return special;
+    }();
+    if (std::none_of(text.begin(), text.end(),
+                     [](char c) { return kSpecial[static_cast<unsigned char>(c)]; })) {
+      out += '\'';
+      out += text;
+      out += '\'';
+      return;
+    }
     size_t at = out.size();
     out.resize(at + 2 * text.size() + 3);
     out[at] = '\'';
