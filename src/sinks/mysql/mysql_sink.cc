@@ -196,8 +196,8 @@ void CivilFromDays(int64_t z, int64_t* y, int* m, int* d) {
   *y = yoe + era * 400 + (*m <= 2);
 }
 
-// Appends `value` (not negative) in decimal, zero-padded to `width` digits (as printf's "%0*d":
-// a timestamp's every value, so no printf).
+// Appends `value` (not negative) in decimal, zero-padded to `width` digits, as printf's "%0*d"
+// would, without printf's parsing of its format for each of a timestamp's six numbers.
 void AppendDigits(int64_t value, int width, std::string& out) {
   char digits[20];
   int n = 0;
