@@ -222,11 +222,13 @@ dest_cpu_s() {
 }
 # dest_cpu_since DEST BEFORE: the destination's CPU seconds since dest_cpu_s said BEFORE, once the
 # destination Postgres server's backends have exited and been reaped (their CPU is then the
-# postmaster's, counted once).
+# postmaster's, counted once; a backend still there after 10 s is counted as a live one).
 dest_cpu_since() {
-  if [[ $1 == postgres ]]; then
-    while ps --ppid "$DST_POSTMASTER" -o stat=,args= | grep -q '^Z\|bench_dst'; do sleep 0.05; done
-  fi
+  local w
+  for ((w = 0; w < 200; w++)); do
+    [[ $1 == postgres ]] && ps --ppid "$DST_POSTMASTER" -o stat=,args= | grep -q '^Z\|bench_dst' || break
+    sleep 0.05
+  done
   awk -v a="$2" -v b="$(dest_cpu_s "$1")" 'BEGIN { printf "%.2f", b - a }'
 }
 # CPU seconds all cores have been busy so far (/proc/stat: user, nice, system, irq, softirq,
