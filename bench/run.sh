@@ -70,8 +70,9 @@
 #             that needs more CPU for the same stream beside faucet than under drain, on a
 #             machine whose cores are all busy, is the machine's limit, not faucet's. From these,
 #             "the CPU a live run must fit in": (walsender under drain + destination under the
-#             replay + faucet) / cores, the least time the live run can take on this machine,
-#             beside the time 0.95 of the limit needs.
+#             replay + faucet) / cores, an estimate of the least time the live run can take on
+#             this machine (each part's CPU as measured alone), beside the time 0.95 of the
+#             limit needs.
 #   kafka-apply  the apply scenario's changes into postgres (upsert) through Kafka: written once
 #             to a one-partition topic by postgres-cdc -> kafka (not timed), then each run a
 #             `faucet run` of the kafka source (a new consumer group, so from the topic's start)
