@@ -1215,7 +1215,7 @@ report() {
         printf "\n"
         told = 1
       }
-      if (told) printf "\"At best\": the three CPU times over the cores, as if every core were busy throughout and nothing cost more for sharing them (SQLite works inside faucet: its CPU is in faucet'"'"'s). Above \"0.95 of the limit needs\", this machine cannot run that apply at 0.95 of its limit with the CPU these processes take.\n\n"
+      if (told) printf "\"At best\": the three CPU times over the cores, as if every core were busy throughout and nothing cost more for sharing them (SQLite works inside faucet: its CPU is in faucet'"'"'s). When it is above \"0.95 of the limit needs\", reaching 0.95 of the limit on this machine would need these processes to take less CPU than they took alone.\n\n"
     }' "$RESULTS" "$SHARES"
   if ((${#MT_RSS_NOTES[@]})); then
     echo "### tables-rss: notes"
