@@ -1,6 +1,8 @@
 // Small text helpers shared by connectors.
 #pragma once
 
+#include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,16 @@ inline void AppendHex(std::string_view bytes, std::string& out) {
     out += kDigits[static_cast<unsigned char>(c) >> 4];
     out += kDigits[static_cast<unsigned char>(c) & 0xf];
   }
+}
+
+// Appends `v` in decimal, left-padded with zeros to `width` digits (as printf's "%0*llu", without
+// parsing a format for each number: dates and times are written with it).
+inline void AppendPadded(std::string& out, uint64_t v, int width) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  (void)ec;  // 24 bytes hold any uint64_t
+  for (auto n = end - buf; n < width; ++n) out += '0';
+  out.append(buf, static_cast<size_t>(end - buf));
 }
 
 // Appends `v` as a field of the tab-separated text format that Postgres' COPY and MySQL's LOAD

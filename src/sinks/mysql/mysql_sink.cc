@@ -196,19 +196,6 @@ void CivilFromDays(int64_t z, int64_t* y, int* m, int* d) {
   *y = yoe + era * 400 + (*m <= 2);
 }
 
-// Appends `value` (not negative) in decimal, zero-padded to `width` digits, as printf's "%0*d"
-// would, without printf's parsing of its format for each of a timestamp's six numbers.
-void AppendDigits(int64_t value, int width, std::string& out) {
-  char digits[20];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0);
-  out.append(width > n ? width - n : 0, '0');
-  while (n > 0) out += digits[--n];
-}
-
 // The seconds east of UTC of a Postgres offset suffix "+HH", "+HH:MM" or "+HH:MM:SS".
 bool ParseOffset(std::string_view s, int* seconds) {
   if (s.size() < 3 || (s[0] != '+' && s[0] != '-')) return false;
@@ -253,18 +240,18 @@ bool ShiftToUtc(std::string_view text, bool has_date, std::string& out) {
   if (has_date) {
     CivilFromDays(days, &yy, &mo, &dd);
     if (yy < 0) return false;  // before year 0: not a shape Postgres prints without " BC"
-    AppendDigits(yy, 4, out);
+    AppendPadded(out, static_cast<uint64_t>(yy), 4);
     out += '-';
-    AppendDigits(mo, 2, out);
+    AppendPadded(out, static_cast<uint64_t>(mo), 2);
     out += '-';
-    AppendDigits(dd, 2, out);
+    AppendPadded(out, static_cast<uint64_t>(dd), 2);
     out += ' ';
   }
-  AppendDigits(rest / 3600, 2, out);
+  AppendPadded(out, static_cast<uint64_t>(rest / 3600), 2);
   out += ':';
-  AppendDigits(rest / 60 % 60, 2, out);
+  AppendPadded(out, static_cast<uint64_t>(rest / 60 % 60), 2);
   out += ':';
-  AppendDigits(rest % 60, 2, out);
+  AppendPadded(out, static_cast<uint64_t>(rest % 60), 2);
   out.append(fraction);
   return true;
 }

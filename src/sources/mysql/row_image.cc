@@ -11,6 +11,7 @@
 #include <mutex>
 #include <utility>
 
+#include "core/text.h"
 #include "sources/mysql/mysql_types.h"
 #include "sources/mysql/value_format.h"
 
@@ -59,15 +60,6 @@ void AppendNumber(std::string& out, T v) {
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   (void)ec;  // 32 bytes hold any 64-bit integer and the shortest form of any double
-  out.append(buf, end);
-}
-
-// `v` in decimal, left-padded with zeros to `width` digits.
-void AppendPadded(std::string& out, uint64_t v, int width) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  (void)ec;  // 24 bytes hold any uint64_t
-  for (auto n = end - buf; n < width; ++n) out += '0';
   out.append(buf, end);
 }
 

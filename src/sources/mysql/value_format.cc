@@ -7,16 +7,6 @@
 namespace faucet::mysql {
 namespace {
 
-// `v` in decimal, at least `width` digits (zero-padded).
-void AppendPadded(std::string& out, uint32_t v, int width) {
-  char buf[16];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  (void)ec;  // 16 bytes hold any uint32_t
-  const auto digits = static_cast<size_t>(end - buf);
-  if (digits < static_cast<size_t>(width)) out.append(static_cast<size_t>(width) - digits, '0');
-  out.append(buf, digits);  // (pointer, length): the iterator-pair overload goes through replace
-}
-
 template <typename T>
 void AppendChars(std::string& out, T v) {
   char buf[64];
