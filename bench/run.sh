@@ -187,18 +187,24 @@ record() {
 PG_CLK_TCK=$(getconf CLK_TCK)
 PG_POSTMASTER=$(head -n 1 "$(sqlv "$SRC" -c "SHOW data_directory")/postmaster.pid")
 DST_POSTMASTER=$(head -n 1 "$(sqlv "$DST_SERVER" -c "SHOW data_directory")/postmaster.pid")
-server_cpu_s() {
+server_cpu_s() { # (a child reaped between the two reads is missed: callers wait for reaping)
+  awk -v own="$(proc_cpu_s "${1:-$PG_POSTMASTER}" reaped)" -v live="$(children_cpu_s '*' "${1:-$PG_POSTMASTER}")" \
+    'BEGIN { printf "%.2f", own + live }'
+}
+# proc_cpu_s PID [reaped]: CPU seconds (user + system) process PID has used so far, with "reaped"
+# also its reaped children's; 0 once it is gone.
+proc_cpu_s() {
   # /proc/PID/stat after "(comm) ": state is field 1, utime 12, stime 13, cutime 14, cstime 15.
-  sed 's/.*) //' "/proc/${1:-$PG_POSTMASTER}/stat" |
-    awk -v hz="$PG_CLK_TCK" -v live="$(children_cpu_s '*' "${1:-$PG_POSTMASTER}")" '{ printf "%.2f", ($12 + $13 + $14 + $15) / hz + live }'
+  sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
+    awk -v hz="$PG_CLK_TCK" -v reaped="${2:-}" '{ t = $12 + $13 + (reaped == "" ? 0 : $14 + $15) } END { printf "%.2f\n", t / hz }'
 }
 # children_cpu_s [PATTERN [POSTMASTER]]: CPU seconds the postmaster's (default: the source's)
 # live children whose command line matches the glob PATTERN (default: all) have used so far.
 children_cpu_s() {
   for c in $(pgrep -P "${2:-$PG_POSTMASTER}"); do
     [[ $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null) == ${1:-*} ]] || continue
-    sed 's/.*) //' "/proc/$c/stat" 2>/dev/null | awk '{ print $12 + $13 }'
-  done | awk -v hz="$PG_CLK_TCK" '{ s += $1 } END { printf "%.2f", s / hz }'
+    proc_cpu_s "$c"
+  done | awk '{ s += $1 } END { printf "%.2f", s }'
 }
 # server_cpu_since BEFORE: the server's CPU seconds since server_cpu_s said BEFORE, once the
 # walsender of a client that has exited is gone (it leaves pg_stat_replication as it exits; the
@@ -217,7 +223,7 @@ MYSQL_PID=$(cat "$FAUCET_SERVICES_RUN_DIR/mysql/mariadbd.pid")
 dest_cpu_s() {
   case $1 in
   postgres) server_cpu_s "$DST_POSTMASTER" ;;
-  mysql) sed 's/.*) //' "/proc/$MYSQL_PID/stat" | awk -v hz="$PG_CLK_TCK" '{ printf "%.2f", ($12 + $13) / hz }' ;;
+  mysql) proc_cpu_s "$MYSQL_PID" ;;
   *) echo 0 ;;
   esac
 }
@@ -226,10 +232,12 @@ dest_cpu_s() {
 # postmaster's, counted once; a backend still there after 10 s is counted as a live one).
 dest_cpu_since() {
   local w
-  for ((w = 0; w < 200; w++)); do
-    [[ $1 == postgres ]] && ps --ppid "$DST_POSTMASTER" -o stat=,args= | grep -q '^Z\|bench_dst' || break
-    sleep 0.05
-  done
+  if [[ $1 == postgres ]]; then
+    for ((w = 0; w < 200; w++)); do
+      ps --ppid "$DST_POSTMASTER" -o stat=,args= | grep -q '^Z\|bench_dst' || break
+      sleep 0.05
+    done
+  fi
   awk -v a="$2" -v b="$(dest_cpu_s "$1")" 'BEGIN { printf "%.2f", b - a }'
 }
 # CPU seconds all cores have been busy so far (/proc/stat: user, nice, system, irq, softirq,
@@ -1160,8 +1168,19 @@ report() {
         printf "\n"
       }
     }' "$RESULTS"
+  # What the walsender, the machine and the applies' destinations did over each run (SHARES);
+  # then, for the applies, the CPU a live run must fit in on this machine's cores, from the
+  # same runs (their seconds and faucet's CPU from RESULTS, read first).
   [[ -s $SHARES ]] && awk -F'\t' -v cores="$(nproc)" "$AWK_MEDIAN"'
     function col(list) { return list ~ /-/ ? "-" : sprintf("%.2f", median(list)) }
+    FNR == NR {
+      if ($1 !~ /^apply-/) next
+      key = $1 SUBSEP $2
+      if (!(key in secs) && $2 ~ /^faucet/) faucets[$1] = faucets[$1] (faucets[$1] == "" ? "" : SUBSEP) $2
+      secs[key] = secs[key] (secs[key] == "" ? "" : " ") $5
+      cpu[key] = cpu[key] (cpu[key] == "" ? "" : " ") $7
+      next
+    }
     {
       if (!($1 in ntools)) { order[++n] = $1; ntools[$1] = 0 }
       key = $1 SUBSEP $2
@@ -1185,24 +1204,9 @@ report() {
         }
         printf "\n"
       }
-    }' "$SHARES"
-  # The applies: the CPU a live run must fit in on this machine's cores, from the same runs.
-  [[ -s $SHARES ]] && awk -F'\t' -v cores="$(nproc)" "$AWK_MEDIAN"'
-    FNR == NR {
-      if ($1 !~ /^apply-/) next
-      key = $1 SUBSEP $2
-      if (!(key in secs) && $2 ~ /^faucet/) faucets[$1] = faucets[$1] (faucets[$1] == "" ? "" : SUBSEP) $2
-      if (!($1 in seen)) { order[++n] = $1; seen[$1] = 1 }
-      secs[key] = secs[key] (secs[key] == "" ? "" : " ") $5
-      cpu[key] = cpu[key] (cpu[key] == "" ? "" : " ") $7
-      next
-    }
-    $1 ~ /^apply-/ && $4 != "-" { ws[$1, $2] = ws[$1, $2] (ws[$1, $2] == "" ? "" : " ") $4 }
-    $1 ~ /^apply-/ && $6 != "-" { dc[$1, $2] = dc[$1, $2] (dc[$1, $2] == "" ? "" : " ") $6 }
-    END {
       for (k = 1; k <= n; k++) {
         s = order[k]
-        if (!((s, "drain") in ws) || !((s, "replay (applying alone)") in dc)) continue
+        if (!(s in faucets) || !((s, "drain") in ws) || !((s, "replay (applying alone)") in dc)) continue
         w = median(ws[s, "drain"]); d = median(dc[s, "replay (applying alone)"])
         limit = median(secs[s, "drain"]); r = median(secs[s, "replay (applying alone)"]); if (r > limit) limit = r
         printf "### %s: the CPU a live run must fit in (medians)\n\n", s
