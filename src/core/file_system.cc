@@ -45,6 +45,11 @@ class PosixWritableFile : public WritableFile {
     return Status::Ok();
   }
 
+  Status Truncate(uint64_t size) override {
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return IoError("cannot truncate", path_);
+    return Status::Ok();
+  }
+
   Status Close() override {
     if (fd_ < 0) return Status::Ok();
     int rc = ::close(fd_);

@@ -3,6 +3,7 @@
 // drop everything that was not synced and show what survives a crash.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +19,9 @@ class WritableFile {
   virtual Status Append(std::string_view data) = 0;
   // Makes everything appended so far durable (fsync).
   virtual Status Sync() = 0;
+  // Cuts the file to its first `size` bytes (at most its length); later appends follow them.
+  // Durable, like an append, only after the next Sync.
+  virtual Status Truncate(uint64_t size) = 0;
   virtual Status Close() = 0;
 };
 

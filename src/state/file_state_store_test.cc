@@ -62,6 +62,7 @@ class SkippingFileSystem : public FileSystem {
     explicit NoSyncFile(std::unique_ptr<WritableFile> base) : base_(std::move(base)) {}
     Status Append(std::string_view data) override { return base_->Append(data); }
     Status Sync() override { return Status::Ok(); }
+    Status Truncate(uint64_t size) override { return base_->Truncate(size); }
     Status Close() override { return base_->Close(); }
 
    private:

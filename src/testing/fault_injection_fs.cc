@@ -43,6 +43,13 @@ class FaultInjectionFileSystem::File : public WritableFile {
     return Status::Ok();
   }
 
+  Status Truncate(uint64_t size) override {
+    RETURN_IF_ERROR(fs_.Step());
+    RETURN_IF_ERROR(real_->Truncate(size));
+    fs_.Truncate(id_, size);
+    return Status::Ok();
+  }
+
   Status Close() override {
     RETURN_IF_ERROR(fs_.Step());
     return real_->Close();
@@ -72,6 +79,12 @@ void FaultInjectionFileSystem::FailAfter(int ops) {
 void FaultInjectionFileSystem::Append(FileId id, std::string_view data) {
   MutexLock lock(mu_);
   contents_[id].current += data;
+}
+
+void FaultInjectionFileSystem::Truncate(FileId id, uint64_t size) {
+  MutexLock lock(mu_);
+  std::string& current = contents_[id].current;
+  if (size < current.size()) current.resize(size);
 }
 
 void FaultInjectionFileSystem::Sync(FileId id) {

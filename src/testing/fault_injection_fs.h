@@ -32,9 +32,9 @@ class FaultInjectionFileSystem : public FileSystem {
   // every file under root() was created through this file system.
   Status DropUnsyncedData();
 
-  // The next `ops` mutating operations (open, append, sync, close, rename, remove, create
-  // directories, sync directory) run; every later one fails with kUnavailable and does nothing,
-  // as if the process had died right after the `ops`th. Reads keep working.
+  // The next `ops` mutating operations (open, append, sync, truncate, close, rename, remove,
+  // create directories, sync directory) run; every later one fails with kUnavailable and does
+  // nothing, as if the process had died right after the `ops`th. Reads keep working.
   void FailAfter(int ops);
 
   Result<std::unique_ptr<WritableFile>> OpenForAppend(const std::string& path,
@@ -58,6 +58,7 @@ class FaultInjectionFileSystem : public FileSystem {
   Status Step();
   void Append(FileId id, std::string_view data);
   void Sync(FileId id);
+  void Truncate(FileId id, uint64_t size);
 
   FileSystem& real_;
   const std::string root_;

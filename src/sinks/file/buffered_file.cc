@@ -1,8 +1,12 @@
 #include "sinks/file/buffered_file.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <optional>
+#include <iterator>
+#include <string_view>
 #include <utility>
 
 namespace faucet {
@@ -13,14 +17,35 @@ std::string DirectoryOf(const std::string& path) {
   return dir.empty() ? "." : dir;
 }
 
-// The last byte of `path`, or nothing when it is empty. FileSystem has no size query nor
-// positioned read; reading the same path directly answers it.
-std::optional<char> LastByte(const std::string& path) {
+// The length of the file at `path`, and the length up to and including its last line break (0
+// when it has none). FileSystem has no size query nor positioned read; reading the same path
+// directly answers them, backwards from the end in bounded chunks.
+struct FileEnd {
+  uint64_t size = 0;
+  uint64_t whole_lines = 0;
+};
+
+Result<FileEnd> EndOf(const std::string& path) {
+  FileEnd end;
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in || in.tellg() <= 0) return std::nullopt;
-  char c = 0;
-  if (!in.seekg(-1, std::ios::end) || !in.get(c)) return std::nullopt;
-  return c;
+  if (!in) return Internal("cannot read '" + path + "'");
+  const std::streamoff size = in.tellg();
+  if (size <= 0) return end;
+  end.size = static_cast<uint64_t>(size);
+  std::string chunk(size_t{64} << 10, '\0');
+  for (std::streamoff stop = size; stop > 0;) {
+    const std::streamoff start = std::max<std::streamoff>(0, stop - std::ssize(chunk));
+    if (!in.seekg(start) || !in.read(chunk.data(), stop - start)) {
+      return Internal("cannot read the end of '" + path + "'");
+    }
+    const size_t newline = std::string_view(chunk.data(), stop - start).rfind('\n');
+    if (newline != std::string_view::npos) {
+      end.whole_lines = static_cast<uint64_t>(start) + newline + 1;
+      return end;
+    }
+    stop = start;
+  }
+  return end;
 }
 
 }  // namespace
@@ -34,19 +59,28 @@ Status BufferedFile::NamePath(const Status& st) const {
   return st.WithContext(path_);
 }
 
-Status BufferedFile::Open(bool truncate) {
+Status BufferedFile::Open(bool append, bool resuming) {
   RETURN_IF_ERROR(NamePath(fs_.CreateDirs(DirectoryOf(path_))));
+  const bool truncate = !append && !resuming;
   Result<std::unique_ptr<WritableFile>> file = fs_.OpenForAppend(path_, truncate);
   if (!file.ok()) return NamePath(file.status());
   file_ = std::move(file).value();
   buffer_.clear();
-  const std::optional<char> last = truncate ? std::nullopt : LastByte(path_);
-  opened_empty_ = !last.has_value();
-  // A power cut during an unflushed write can leave a torn last line. Ending it keeps it from
-  // swallowing the first line of this run: only the torn line fails to parse.
-  if (last && *last != '\n') buffer_.push_back('\n');
   dir_entry_synced_ = false;
-  return Status::Ok();
+  FileEnd end;
+  if (!truncate) {
+    ASSIGN_OR_RETURN(end, EndOf(path_));
+  }
+  opened_empty_ = end.size == 0;
+  if (end.whole_lines == end.size) return Status::Ok();
+  if (resuming) {
+    spdlog::warn("{}: cut off {} bytes of a line torn by a crash; its changes are sent again",
+                 path_, end.size - end.whole_lines);
+    opened_empty_ = end.whole_lines == 0;
+    return NamePath(file_->Truncate(end.whole_lines));
+  }
+  RETURN_IF_ERROR(NamePath(file_->Append("\n")));
+  return NamePath(file_->Sync());
 }
 
 Status BufferedFile::Spill() {

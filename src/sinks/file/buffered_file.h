@@ -22,12 +22,18 @@ class BufferedFile {
   // `fs` must outlive this object.
   BufferedFile(std::string path, FileSystem& fs);
 
-  // Creates the parent directories and opens the file for appending, emptying it first when
-  // `truncate`. A kept file that does not end in a newline (a line torn by a power cut) gets
-  // one first, so that the torn line stays the only damaged one. Errors name the path.
-  Status Open(bool truncate);
+  // Creates the parent directories and opens the file for appending. A fresh run (not
+  // `resuming`) empties it unless `append`. A kept file whose last line has no line break:
+  //  - when `resuming`, it is a write of an earlier run that a crash or power cut tore; it was
+  //    never flushed, so the source sends its changes again, and Open cuts it off (with a
+  //    warning) rather than leave a line no reader can parse;
+  //  - when appending in a fresh run, it is the user's own line: Open ends it with a line break
+  //    and syncs that at once, so that a later resuming run never takes it for a torn write.
+  // Errors name the path.
+  Status Open(bool append, bool resuming);
 
-  // True when the file held nothing once opened: it was new, truncated or of length zero.
+  // True when the file held nothing once opened: it was new, emptied, of length zero, or only
+  // a torn line that Open cut off.
   // REQUIRES: Open succeeded.
   bool opened_empty() const { return opened_empty_; }
 

@@ -43,7 +43,7 @@ Result<CsvSinkOptions> CsvSinkOptions::FromConfig(const config::Block& cfg) {
 CsvSink::CsvSink(CsvSinkOptions options, FileSystem& fs)
     : options_(std::move(options)), file_(options_.path, fs) {}
 
-Status CsvSink::Open(bool resuming) { return file_.Open(!options_.append && !resuming); }
+Status CsvSink::Open(bool resuming) { return file_.Open(options_.append, resuming); }
 
 void CsvSink::AppendField(std::string_view text) {
   std::string& out = file_.buffer();

@@ -40,7 +40,9 @@ struct CsvSinkOptions {
 // kFailedPrecondition: a schema change must not shift values under the wrong header.
 //
 // Durability and truncation are JsonlSink's (jsonl_sink.h): Flush fdatasyncs; only a fresh,
-// non-append run truncates.
+// non-append run truncates; a resuming run cuts off a torn last line. A record is found torn
+// by its missing final "\n", so one torn after a line break inside a quoted field leaves its
+// start in the file.
 //
 // Not thread-safe: one pipeline thread calls it.
 class CsvSink : public Sink {

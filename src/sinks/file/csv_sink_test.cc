@@ -57,6 +57,17 @@ TEST(CsvSink, HeaderIsWrittenOnceAcrossRuns) {
   EXPECT_EQ(ReadAll(path), "id,name\n1,n1\n2,n2\n3,n3\n");
 }
 
+TEST(CsvSink, ResumingRunCutsOffATornRecordAndRewritesATornHeader) {
+  std::string path = TempDir("file_sink") + "/out.csv";
+  WriteAll(path, "id,name\n1,n1\n2,\"n");
+  RunOnce(Options(path), /*resuming=*/true, ItemsPage(2, 1));
+  EXPECT_EQ(ReadAll(path), "id,name\n1,n1\n2,n2\n");
+
+  WriteAll(path, "id,na");  // torn in the header: the file holds no record
+  RunOnce(Options(path), /*resuming=*/true, ItemsPage(1, 1));
+  EXPECT_EQ(ReadAll(path), "id,name\n1,n1\n");
+}
+
 TEST(CsvSink, AppendToAnEmptyFileWritesTheHeader) {
   std::string path = TempDir("file_sink") + "/out.csv";
   WriteAll(path, "");

@@ -37,7 +37,7 @@ SinkCapabilities JsonlSink::Capabilities() const {
 
 Status JsonlSink::Open(bool resuming) {
   staged_.Clear();
-  return file_.Open(!options_.append && !resuming);
+  return file_.Open(options_.append, resuming);
 }
 
 Status JsonlSink::WriteLines(const Page& page, size_t begin, size_t end) {

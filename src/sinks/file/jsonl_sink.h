@@ -28,8 +28,9 @@ struct JsonlSinkOptions {
 // survive a process crash but not a power cut; Flush writes the rest and fdatasyncs (the first
 // Flush of a run also fsyncs the directory, which holds the file's entry). Lines after the last
 // Flush are replayed by the next run, so a reader may see a line twice (at-least-once) but never
-// misses a flushed one. A power cut may leave the last unflushed line torn: the next run ends it
-// with a newline, so it is the only line that fails to parse.
+// misses a flushed one. A crash in the middle of a write, or a power cut, may leave the last
+// unflushed line torn: the next (resuming) run cuts it off before it writes, and its change is
+// among those replayed, so every line parses.
 //
 // Truncation: only a fresh run (Open(resuming = false)) without `append` empties the file. A
 // resuming run never does: the file holds rows whose bookmark is persisted, which the source

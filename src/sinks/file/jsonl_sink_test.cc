@@ -136,11 +136,48 @@ TEST(JsonlSink, EmptyPageWritesNothing) {
   EXPECT_EQ(ReadAll(path), "");
 }
 
-TEST(JsonlSink, TornLastLineIsEndedBeforeNewLines) {
+TEST(JsonlSink, ResumingRunCutsOffATornLastLine) {
   std::string path = TempDir("file_sink") + "/out.jsonl";
   WriteAll(path, std::string(kOld) + "{\"id\":9,\"na");
   RunOnce(path, /*append=*/false, /*resuming=*/true, /*rows=*/1);
-  EXPECT_EQ(ReadAll(path), kOld + std::string("{\"id\":9,\"na\n") + Lines(1, 1));
+  EXPECT_EQ(ReadAll(path), kOld + Lines(1, 1));
+}
+
+TEST(JsonlSink, ResumingRunCutsOffATornLineLongerThanOneReadAndAWholeTornFile) {
+  std::string path = TempDir("file_sink") + "/out.jsonl";
+  const std::string torn = "{\"id\":9,\"name\":\"" + std::string(200000, 'x');
+  WriteAll(path, kOld + torn);
+  RunOnce(path, /*append=*/true, /*resuming=*/true, /*rows=*/1);
+  EXPECT_EQ(ReadAll(path), kOld + Lines(1, 1));
+
+  WriteAll(path, torn);  // the first line of the file was torn
+  RunOnce(path, /*append=*/false, /*resuming=*/true, /*rows=*/1);
+  EXPECT_EQ(ReadAll(path), Lines(1, 1));
+}
+
+TEST(JsonlSink, AppendingRunEndsTheUsersLastLineDurablyAndAResumeKeepsIt) {
+  testing::FaultInjectionFileSystem fs;
+  const std::string path = fs.root() + "/changes.jsonl";
+  {
+    Result<std::unique_ptr<WritableFile>> user = fs.OpenForAppend(path, true);
+    ASSERT_OK(user.status());
+    ASSERT_OK((*user)->Append("a line of the user's"));
+    ASSERT_OK((*user)->Sync());
+    ASSERT_OK(fs.SyncDir(fs.root()));
+  }
+  {
+    JsonlSink sink({path, /*append=*/true}, fs);
+    ASSERT_OK(sink.Open(/*resuming=*/false));
+    ASSERT_OK(sink.Write(ItemsPage(1, 2)));  // never flushed: a power cut takes it
+  }
+  ASSERT_OK(fs.DropUnsyncedData());
+  EXPECT_EQ(ReadAll(path), "a line of the user's\n");
+
+  JsonlSink resumed({path, true}, fs);
+  ASSERT_OK(resumed.Open(/*resuming=*/true));
+  ASSERT_OK(resumed.Write(ItemsPage(1, 2)));
+  ASSERT_OK(resumed.Flush());
+  EXPECT_EQ(ReadAll(path), "a line of the user's\n" + Lines(1, 2));
 }
 
 TEST(JsonlSink, WriteErrorsNameThePath) {

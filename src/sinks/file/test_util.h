@@ -55,6 +55,7 @@ class RecordingFileSystem : public FileSystem {
       ++fs_.syncs;
       return file_->Sync();
     }
+    Status Truncate(uint64_t size) override { return file_->Truncate(size); }
     Status Close() override { return file_->Close(); }
 
    private:
