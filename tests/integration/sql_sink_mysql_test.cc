@@ -75,41 +75,102 @@ class MysqlBackend : public Backend {
   MYSQL* conn_ = nullptr;
 };
 
+// Every conversion holds on both ways rows travel: MariaDB's bulk execution of a prepared INSERT
+// (a page per row here) and SQL text (the two rows in one page, whose `bin` and `dbl` columns
+// mix kinds: hex and text, text and a number, which an array binding cannot carry).
 TEST(MysqlSink, PostgresTextFormsAreConvertedByColumnType) {
   MysqlBackend b;
-  const std::string table = testing::UniqueName("conv");
-  b.Exec("CREATE TABLE " + table +
-         " (id INT PRIMARY KEY, flag TINYINT(1), bits BIT(8), ts DATETIME(6),"
-         " tstz TIMESTAMP(6) NULL, tm TIME(6), bin VARBINARY(10), bl BLOB, num DECIMAL(40,20),"
-         " j JSON, t TEXT, dbl DOUBLE, d DATE)");
-  auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
-  ASSERT_NE(sink, nullptr);
   RelationPtr rel = Relation(
       {"id", "flag", "bits", "ts", "tstz", "tm", "bin", "bl", "num", "j", "t", "dbl", "d"});
-  ASSERT_OK(sink->Write(PageOf(
-      {Read(rel, {T("1"), T("t"), T("5"), T("2024-01-01 10:00:00.5+02"),
-                  T("2024-01-01 00:30:00-01:30"), T("12:00:00+05:30"), T("\\x00ff"), T("\\x6869"),
-                  T("12345678901234567890.12345678901234567890"), T("{\"a\": [1, \"x\"]}"),
-                  T("tab\there \\ 'q' \"dq\" h\xC3\xA9llo \xF0\x9F\x9A\x80"), T("-1.5e3"),
-                  T("2024-02-29")}),
-       Read(rel,
-            {T("2"), T("f"), Null(), T("2024-03-01 00:00:00+00"), T("1999-12-31 23:00:00-02"),
-             T("00:00:00"), T("plain"), Null(), T("-0.5"), T("null"), T(""), T("0"), Null()})})));
-  Rows rows = b.Query(
-      "SELECT flag, bits + 0, ts, tstz, tm, HEX(bin), HEX(bl), num, j, t, dbl, d"
-      " FROM " +
-      table + " ORDER BY id");
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(
-      rows[0],
-      (std::vector<std::optional<std::string>>{
-          "1", "5", "2024-01-01 08:00:00.500000", "2024-01-01 02:00:00.000000", "06:30:00.000000",
-          "00FF", "6869", "12345678901234567890.12345678901234567890", "{\"a\": [1, \"x\"]}",
-          "tab\there \\ 'q' \"dq\" h\xC3\xA9llo \xF0\x9F\x9A\x80", "-1500", "2024-02-29"}));
-  EXPECT_EQ(rows[1], (std::vector<std::optional<std::string>>{
-                         "0", std::nullopt, "2024-03-01 00:00:00.000000",
-                         "2000-01-01 01:00:00.000000", "00:00:00.000000", "706C61696E",
-                         std::nullopt, "-0.50000000000000000000", "null", "", "0", std::nullopt}));
+  const std::vector<Change> changes = {
+      Read(rel, {T("1"), T("t"), T("5"), T("2024-01-01 10:00:00.5+02"),
+                 T("2024-01-01 00:30:00-01:30"), T("12:00:00+05:30"), T("\\x00ff"), T("\\x6869"),
+                 T("12345678901234567890.12345678901234567890"), T("{\"a\": [1, \"x\"]}"),
+                 T("tab\there \\ 'q' \"dq\" h\xC3\xA9llo \xF0\x9F\x9A\x80"), T("-1.5e3"),
+                 T("2024-02-29")}),
+      Read(rel, {T("2"), T("f"), Null(), T("2024-03-01 00:00:00+00"), T("1999-12-31 23:00:00-02"),
+                 T("00:00:00"), T("plain"), Null(), T("-0.5"), T("null"), T(""), T("0"), Null()})};
+  for (bool page_per_row : {true, false}) {
+    SCOPED_TRACE(page_per_row ? "a page per row (bulk)" : "one page (text)");
+    const std::string table = testing::UniqueName("conv");
+    b.Exec("CREATE TABLE " + table +
+           " (id INT PRIMARY KEY, flag TINYINT(1), bits BIT(8), ts DATETIME(6),"
+           " tstz TIMESTAMP(6) NULL, tm TIME(6), bin VARBINARY(10), bl BLOB, num DECIMAL(40,20),"
+           " j JSON, t TEXT, dbl DOUBLE, d DATE)");
+    auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+    ASSERT_NE(sink, nullptr);
+    if (page_per_row) {
+      for (const Change& c : changes) ASSERT_OK(sink->Write(PageOf({c})));
+    } else {
+      ASSERT_OK(sink->Write(PageOf(changes)));
+    }
+    Rows rows = b.Query(
+        "SELECT flag, bits + 0, ts, tstz, tm, HEX(bin), HEX(bl), num, j, t, dbl, d"
+        " FROM " +
+        table + " ORDER BY id");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(
+        rows[0],
+        (std::vector<std::optional<std::string>>{
+            "1", "5", "2024-01-01 08:00:00.500000", "2024-01-01 02:00:00.000000", "06:30:00.000000",
+            "00FF", "6869", "12345678901234567890.12345678901234567890", "{\"a\": [1, \"x\"]}",
+            "tab\there \\ 'q' \"dq\" h\xC3\xA9llo \xF0\x9F\x9A\x80", "-1500", "2024-02-29"}));
+    EXPECT_EQ(rows[1],
+              (std::vector<std::optional<std::string>>{
+                  "0", std::nullopt, "2024-03-01 00:00:00.000000", "2000-01-01 01:00:00.000000",
+                  "00:00:00.000000", "706C61696E", std::nullopt, "-0.50000000000000000000", "null",
+                  "", "0", std::nullopt}));
+  }
+}
+
+// Upserts by bulk execution: 1001 keys take two batches (a batch holds 1000 rows), a later write
+// of a key in the page wins, and a batch ends early once its values reach about 4 MiB.
+TEST(MysqlSink, BulkUpsertsLandInOrderAndInBatchesOfBoundedSize) {
+  MysqlBackend b;
+  const std::string table = testing::UniqueName("bulk");
+  b.Exec("CREATE TABLE " + b.Quote(table) +
+         " (id INT PRIMARY KEY, name VARCHAR(20), doc MEDIUMTEXT)");
+  auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+  ASSERT_NE(sink, nullptr);
+  const RelationPtr rel = Relation({"id", "name", "doc"});
+  // The server counts each bulk execution as one executed statement (a lower bound: other tests
+  // may execute statements meanwhile).
+  auto executed = [&] {
+    return std::stoll(*b.Query("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0][1]);
+  };
+  const long long executed_before = executed();
+  auto row = [&](int id, const std::string& name) {
+    return Insert(rel, {Cell::Value(std::to_string(id)), Cell::Value(name), Null()});
+  };
+  for (int round = 0; round < 2; ++round) {
+    std::vector<Change> changes;
+    for (int id = 1; id <= 1001; ++id) changes.push_back(row(id, "n" + std::to_string(round)));
+    changes.push_back(row(5, "again"));
+    changes.push_back(row(1001, "again"));
+    ASSERT_OK(sink->Write(PageOf(std::move(changes))));
+  }
+  EXPECT_EQ(b.Query("SELECT CONCAT(COUNT(*), ' ', SUM(name = 'n1'), ' ', GROUP_CONCAT(CASE WHEN "
+                    "name NOT LIKE 'n_' THEN CONCAT(id, ':', name) END ORDER BY id)) FROM " +
+                    b.Quote(table))[0][0],
+            "1001 999 5:again,1001:again");
+
+  std::vector<Change> docs;
+  for (int id = 1; id <= 10; ++id) {
+    docs.push_back(
+        Insert(rel, {Cell::Value(std::to_string(id)), T("doc"),
+                     Cell::Value(std::string((1 << 20) + id, static_cast<char>('a' + id)))}));
+  }
+  ASSERT_OK(sink->Write(PageOf(std::move(docs))));
+  Rows rows = b.Query("SELECT id, LENGTH(doc), LEFT(doc, 1) FROM " + b.Quote(table) +
+                      " WHERE id <= 10 ORDER BY id");
+  ASSERT_EQ(rows.size(), 10u);
+  for (int id = 1; id <= 10; ++id) {
+    EXPECT_EQ(rows[id - 1], (std::vector<std::optional<std::string>>{
+                                std::to_string(id), std::to_string((1 << 20) + id),
+                                std::string(1, static_cast<char>('a' + id))}));
+  }
+  EXPECT_GE(executed() - executed_before, 2 + 2 + 3);  // per round 1000 + 1 rows; 4 + 4 + 2 docs
+  b.Exec("DROP TABLE " + b.Quote(table));
 }
 
 TEST(MysqlSink, CommitTokenScopesAreCaseSensitive) {

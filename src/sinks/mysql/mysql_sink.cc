@@ -12,8 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "clients/mysql/connection.h"
@@ -39,6 +41,11 @@ constexpr size_t kScopeChars = 255;  // VARCHAR(255) of _faucet_commit_token.sco
 constexpr size_t kStatementBytes = 4 << 20;
 // A bulk load's rows go to its LOAD DATA statement in pieces of about this size.
 constexpr size_t kLoadChunkBytes = 256 << 10;
+// An upsert batch holds at most this many rows (its bulk execution's arrays are per value).
+constexpr size_t kBatchRows = 1000;
+// Prepared statements a session keeps (every session's count against the server's
+// max_prepared_stmt_count, 16382 by default).
+constexpr size_t kPreparedPerSession = 32;
 
 std::string Quote(std::string_view ident) { return QuoteIdentifier(ident, '`'); }
 
@@ -372,7 +379,23 @@ struct InfileFeed {
   }
 };
 
-// A destination session: its connection, whether it failed, whether a transaction is open.
+struct StmtCloser {
+  void operator()(MYSQL_STMT* stmt) const { mysql_stmt_close(stmt); }
+};
+using StmtPtr = std::unique_ptr<MYSQL_STMT, StmtCloser>;
+
+// The INSERTs a session has prepared, by their SQL text, with when each was last used.
+struct PreparedStatements {
+  struct Entry {
+    StmtPtr stmt;
+    uint64_t used = 0;
+  };
+  std::unordered_map<std::string, Entry> by_sql;
+  uint64_t clock = 0;
+};
+
+// A destination session: its connection, whether it failed, whether a transaction is open, and
+// its prepared statements (declared after the connection: they are closed before it).
 struct MysqlSession {
   // Connected and outside any transaction: a sink that failed mid-page leaves its session to
   // be closed, never handed to the next.
@@ -382,6 +405,7 @@ struct MysqlSession {
   bool broken = false;
   bool in_transaction = false;
   InfileFeed feed;  // the connection's infile handler reads it (a session never moves)
+  PreparedStatements prepared;
 };
 using MysqlPool = sql::SessionPool<MysqlSession>;
 
@@ -815,9 +839,16 @@ class MysqlSink : public sql::TableSink {
     return BulkRefusal(row, ColumnOf(message), InvalidArgument(message));
   }
 
+  // The connection's (or a statement's) last error as a Status: a refused value is
+  // kInvalidArgument with the server's message (which names the column); a lost connection
+  // marks the session broken.
   Status Error(const std::string& what) {
-    unsigned int err = mysql_errno(conn());
-    std::string message = mysql_error(conn());
+    return ErrorOf(mysql_errno(conn()), mysql_error(conn()), what);
+  }
+  Status StatementError(MYSQL_STMT* stmt, const std::string& what) {
+    return ErrorOf(mysql_stmt_errno(stmt), mysql_stmt_error(stmt), what);
+  }
+  Status ErrorOf(unsigned int err, const std::string& message, const std::string& what) {
     StatusCode code = mysql::ErrorCode(err);
     if (err >= CR_MIN_ERROR && err <= CR_MAX_ERROR) code = StatusCode::kUnavailable;
     if (code == StatusCode::kUnavailable) session_->broken = true;
@@ -971,7 +1002,8 @@ class MysqlSink : public sql::TableSink {
     if (!sql_.empty()) sql_ += ')';
     if (Status st = FlushStatement(); !st.ok()) return Failed(st);
 
-    // Inserts and upserts, one statement (or more) per column group.
+    // Inserts and upserts, per column group, in batches of kBatchRows rows or fewer, whose
+    // values reach about kStatementBytes.
     const size_t first = std::max(begin, plan.deletes());
     for (size_t g = 0; g < plan.groups().size(); ++g) {
       const std::vector<int>& columns = plan.groups()[g];
@@ -992,23 +1024,134 @@ class MysqlSink : public sql::TableSink {
             " ON DUPLICATE KEY UPDATE " +
             (update.empty() ? Quote(cols[key[0]].name) + " = " + Quote(cols[key[0]].name) : update);
       }
+      batch_.clear();
+      size_t bytes = 0;
       for (size_t r = first; r < end; ++r) {
         if (plan.row(r).group != g) continue;
-        sql_ += sql_.empty() ? insert + "(" : ", (";
-        for (size_t i = 0; i < columns.size(); ++i) {
-          if (i) sql_ += ", ";
-          AppendValue(columns[i], plan.cell(r, columns[i]), sql_);
+        batch_.push_back(r);
+        for (int c : columns) {
+          if (const Cell* cell = plan.cell(r, c)) bytes += cell->text.size();
         }
-        sql_ += ')';
-        if (sql_.size() >= kStatementBytes) {
-          sql_ += tail;
-          if (Status st = FlushStatement(); !st.ok()) return Failed(st);
+        if (batch_.size() == kBatchRows || bytes >= kStatementBytes) {
+          if (Status st = InsertBatch(plan, columns, insert, tail); !st.ok()) return Failed(st);
+          batch_.clear();
+          bytes = 0;
         }
       }
-      if (!sql_.empty()) sql_ += tail;
-      if (Status st = FlushStatement(); !st.ok()) return Failed(st);
+      if (Status st = InsertBatch(plan, columns, insert, tail); !st.ok()) return Failed(st);
     }
     return RangeResult::Ok();
+  }
+
+  // Inserts the plan rows in batch_ (of one column group): by MariaDB's bulk execution when it
+  // can (InsertBulk), else as one multi-row INSERT in SQL text. `insert` and `tail` are the
+  // statement's text before and after its rows.
+  Status InsertBatch(const WritePlan& plan, const std::vector<int>& columns,
+                     const std::string& insert, const std::string& tail) {
+    if (batch_.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(bool bulk, InsertBulk(plan, columns, insert, tail));
+    if (bulk) return Status::Ok();
+    sql_ = insert;
+    for (size_t r = 0; r < batch_.size(); ++r) {
+      sql_ += r ? ", (" : "(";
+      for (size_t i = 0; i < columns.size(); ++i) {
+        if (i) sql_ += ", ";
+        AppendValue(columns[i], plan.cell(batch_[r], columns[i]), sql_);
+      }
+      sql_ += ')';
+    }
+    sql_ += tail;
+    return FlushStatement();
+  }
+
+  // One prepared INSERT of a single row, executed over the rows of batch_ as an array (MariaDB's
+  // COM_STMT_BULK_EXECUTE): the server parses the statement once per session rather than every
+  // value of every row, and values travel without quoting or escaping. False, having done
+  // nothing, when the server has no bulk execution (MySQL), or when a column's values in the
+  // batch are of different kinds (a number column's "NaN" among numbers): an array binding has
+  // one type per column.
+  Result<bool> InsertBulk(const WritePlan& plan, const std::vector<int>& columns,
+                          const std::string& insert, const std::string& tail) {
+    const std::string what = "table " + target().display_name;
+    sql_ = insert + "(?";
+    for (size_t i = 1; i < columns.size(); ++i) sql_ += ", ?";
+    sql_ += ')' + tail;
+    unsigned long capabilities = 0;
+    if (mariadb_get_infov(conn(), MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES, &capabilities) !=
+            0 ||
+        (capabilities & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) == 0) {
+      return false;
+    }
+    ASSIGN_OR_RETURN(MYSQL_STMT * stmt, Prepared(sql_, what));
+    const size_t rows = batch_.size();
+    const size_t values = rows * columns.size();
+    binds_.assign(columns.size(), MYSQL_BIND{});
+    if (owned_.size() < values) owned_.resize(values);
+    pointers_.resize(values);
+    lengths_.resize(values);
+    indicators_.resize(values);
+    for (size_t i = 0; i < columns.size(); ++i) {
+      Value::Kind kind = Value::Kind::kNull;
+      for (size_t r = 0; r < rows; ++r) {
+        const size_t p = i * rows + r;
+        Value v = ValueOf(literals_[columns[i]], plan.cell(batch_[r], columns[i]), owned_[p]);
+        indicators_[p] = v.kind == Value::Kind::kNull ? STMT_INDICATOR_NULL : STMT_INDICATOR_NONE;
+        if (v.kind == Value::Kind::kNull) {
+          pointers_[p] = nullptr;
+          lengths_[p] = 0;
+          continue;
+        }
+        if (kind == Value::Kind::kNull) kind = v.kind;
+        if (v.kind != kind) return false;
+        if (v.kind == Value::Kind::kHex) {  // its bytes
+          std::string& bytes = owned_[p];
+          bytes.clear();
+          for (size_t h = 0; h + 1 < v.text.size(); h += 2) {
+            bytes.push_back(static_cast<char>(HexDigit(v.text[h]) * 16 + HexDigit(v.text[h + 1])));
+          }
+          v.text = bytes;
+        }
+        pointers_[p] = v.text.data();
+        lengths_[p] = v.text.size();
+      }
+      // A number as a decimal's text, which a BIT or YEAR column reads as a number; a binary
+      // string as bytes, which no character set converts; text in the connection's.
+      MYSQL_BIND& b = binds_[i];
+      b.buffer_type = kind == Value::Kind::kNumber ? MYSQL_TYPE_NEWDECIMAL
+                      : kind == Value::Kind::kHex  ? MYSQL_TYPE_BLOB
+                                                   : MYSQL_TYPE_STRING;
+      b.buffer = &pointers_[i * rows];
+      b.length = &lengths_[i * rows];
+      b.u.indicator = &indicators_[i * rows];
+    }
+    unsigned int array_size = static_cast<unsigned int>(rows);
+    if (mysql_stmt_attr_set(stmt, STMT_ATTR_ARRAY_SIZE, &array_size) != 0 ||
+        mysql_stmt_bind_param(stmt, binds_.data()) != 0 || mysql_stmt_execute(stmt) != 0) {
+      return StatementError(stmt, what);
+    }
+    return true;
+  }
+
+  // The session's prepared statement for `sql`, prepared the first time. A session keeps
+  // kPreparedPerSession of them, closing the least recently used.
+  Result<MYSQL_STMT*> Prepared(const std::string& sql, const std::string& what) {
+    PreparedStatements& prepared = session_->prepared;
+    auto it = prepared.by_sql.find(sql);
+    if (it == prepared.by_sql.end()) {
+      if (prepared.by_sql.size() >= kPreparedPerSession) {
+        prepared.by_sql.erase(std::min_element(
+            prepared.by_sql.begin(), prepared.by_sql.end(),
+            [](const auto& a, const auto& b) { return a.second.used < b.second.used; }));
+      }
+      StmtPtr stmt(mysql_stmt_init(conn()));
+      if (stmt == nullptr) return Error(what);
+      if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size()) != 0) {
+        return StatementError(stmt.get(), what);
+      }
+      it = prepared.by_sql.emplace(sql, PreparedStatements::Entry{std::move(stmt)}).first;
+    }
+    it->second.used = ++prepared.clock;
+    return it->second.stmt.get();
   }
 
   static RangeResult Failed(const Status& st) {
@@ -1035,6 +1178,15 @@ class MysqlSink : public sql::TableSink {
   // Reused across pages.
   std::string sql_;
   std::string shifted_;
+  // An upsert batch's plan rows; for its bulk execution, a binding per column and per value
+  // (column by column) its data, length and indicator, and the bytes a converted value needs (a
+  // timestamp shifted to UTC, a binary string's bytes).
+  std::vector<size_t> batch_;
+  std::vector<MYSQL_BIND> binds_;
+  std::vector<const char*> pointers_;
+  std::vector<unsigned long> lengths_;
+  std::vector<char> indicators_;
+  std::vector<std::string> owned_;
   // The bulk load's open LOAD DATA statement (null between statements), the columns it writes,
   // the data not sent to it yet, and its lines so far. load_runs_ maps lines to the load's
   // rows (to name a refused row): (first line, its row) of each run of consecutive rows.
