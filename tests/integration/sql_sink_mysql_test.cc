@@ -173,6 +173,32 @@ TEST(MysqlSink, BulkUpsertsLandInOrderAndInBatchesOfBoundedSize) {
   b.Exec("DROP TABLE " + b.Quote(table));
 }
 
+// A session keeps 32 prepared statements: 40 tables written in turn, twice, make the sessions
+// close statements and prepare them again, and every row lands.
+TEST(MysqlSink, MoreTablesThanASessionKeepsStatementsForAllLand) {
+  MysqlBackend b;
+  const RelationPtr rel = Relation({"id", "name", "doc", "qty"});
+  std::vector<std::string> tables;
+  std::vector<std::unique_ptr<Sink>> sinks;
+  for (int t = 0; t < 40; ++t) {
+    tables.push_back(testing::UniqueName("many"));
+    b.Exec(b.ItemsDdl(tables.back()));
+    sinks.push_back(
+        OpenSink(b, tables.back(), ", column_mapping: auto_map, write_mode: upsert, key: [id]"));
+    ASSERT_NE(sinks.back(), nullptr);
+  }
+  for (int round = 1; round <= 2; ++round) {
+    for (auto& sink : sinks) {
+      ASSERT_OK(sink->Write(PageOf({Insert(rel, {Cell::Value(std::to_string(round)), T("n"), Null(),
+                                                 Cell::Value(std::to_string(round))})})));
+    }
+  }
+  for (const std::string& table : tables) {
+    EXPECT_EQ(Dump(b, table), "1|n|NULL|1;2|n|NULL|2") << table;
+    b.Exec("DROP TABLE " + b.Quote(table));
+  }
+}
+
 TEST(MysqlSink, CommitTokenScopesAreCaseSensitive) {
   MysqlBackend b;
   const std::string table = testing::UniqueName("items");

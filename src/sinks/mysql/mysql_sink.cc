@@ -1086,33 +1086,33 @@ class MysqlSink : public sql::TableSink {
     const size_t rows = batch_.size();
     const size_t values = rows * columns.size();
     binds_.assign(columns.size(), MYSQL_BIND{});
-    if (owned_.size() < values) owned_.resize(values);
     pointers_.resize(values);
     lengths_.resize(values);
     indicators_.resize(values);
+    converted_.clear();
+    converted_at_.clear();
     for (size_t i = 0; i < columns.size(); ++i) {
       Value::Kind kind = Value::Kind::kNull;
       for (size_t r = 0; r < rows; ++r) {
         const size_t p = i * rows + r;
-        Value v = ValueOf(literals_[columns[i]], plan.cell(batch_[r], columns[i]), owned_[p]);
+        const Value v = ValueOf(literals_[columns[i]], plan.cell(batch_[r], columns[i]), shifted_);
         indicators_[p] = v.kind == Value::Kind::kNull ? STMT_INDICATOR_NULL : STMT_INDICATOR_NONE;
-        if (v.kind == Value::Kind::kNull) {
-          pointers_[p] = nullptr;
-          lengths_[p] = 0;
-          continue;
-        }
-        if (kind == Value::Kind::kNull) kind = v.kind;
-        if (v.kind != kind) return false;
-        if (v.kind == Value::Kind::kHex) {  // its bytes
-          std::string& bytes = owned_[p];
-          bytes.clear();
-          for (size_t h = 0; h + 1 < v.text.size(); h += 2) {
-            bytes.push_back(static_cast<char>(HexDigit(v.text[h]) * 16 + HexDigit(v.text[h + 1])));
-          }
-          v.text = bytes;
-        }
         pointers_[p] = v.text.data();
         lengths_[p] = v.text.size();
+        if (v.kind == Value::Kind::kNull) continue;
+        if (kind == Value::Kind::kNull) kind = v.kind;
+        if (v.kind != kind) return false;
+        if (v.kind == Value::Kind::kHex) {  // its bytes, in converted_
+          converted_at_.emplace_back(p, converted_.size());
+          for (size_t h = 0; h + 1 < v.text.size(); h += 2) {
+            converted_.push_back(
+                static_cast<char>(HexDigit(v.text[h]) * 16 + HexDigit(v.text[h + 1])));
+          }
+          lengths_[p] = v.text.size() / 2;
+        } else if (v.text.data() == shifted_.data()) {  // a shifted timestamp, in converted_
+          converted_at_.emplace_back(p, converted_.size());
+          converted_ += v.text;
+        }
       }
       // A number as a decimal's text, which a BIT or YEAR column reads as a number; a binary
       // string as bytes, which no character set converts; text in the connection's.
@@ -1124,6 +1124,8 @@ class MysqlSink : public sql::TableSink {
       b.length = &lengths_[i * rows];
       b.u.indicator = &indicators_[i * rows];
     }
+    // converted_ no longer grows: its values' addresses hold.
+    for (const auto& [p, at] : converted_at_) pointers_[p] = converted_.data() + at;
     unsigned int array_size = static_cast<unsigned int>(rows);
     if (mysql_stmt_attr_set(stmt, STMT_ATTR_ARRAY_SIZE, &array_size) != 0 ||
         mysql_stmt_bind_param(stmt, binds_.data()) != 0 || mysql_stmt_execute(stmt) != 0) {
@@ -1179,14 +1181,15 @@ class MysqlSink : public sql::TableSink {
   std::string sql_;
   std::string shifted_;
   // An upsert batch's plan rows; for its bulk execution, a binding per column and per value
-  // (column by column) its data, length and indicator, and the bytes a converted value needs (a
-  // timestamp shifted to UTC, a binary string's bytes).
+  // (column by column) its data, length and indicator; the values faucet converted (timestamps
+  // shifted to UTC, binary strings' bytes) one after another, and where each one starts.
   std::vector<size_t> batch_;
   std::vector<MYSQL_BIND> binds_;
   std::vector<const char*> pointers_;
   std::vector<unsigned long> lengths_;
   std::vector<char> indicators_;
-  std::vector<std::string> owned_;
+  std::string converted_;
+  std::vector<std::pair<size_t, size_t>> converted_at_;  // (value, offset in converted_)
   // The bulk load's open LOAD DATA statement (null between statements), the columns it writes,
   // the data not sent to it yet, and its lines so far. load_runs_ maps lines to the load's
   // rows (to name a refused row): (first line, its row) of each run of consecutive rows.
