@@ -25,6 +25,19 @@ inline void AppendHex(std::string_view bytes, std::string& out) {
   }
 }
 
+// Appends the bytes whose hex digits `hex` spells ("0aff" -> "\x0a\xff") to `out`. False, with
+// `out` partly written, when `hex` has an odd length or a character that is not a hex digit.
+inline bool AppendUnhex(std::string_view hex, std::string& out) {
+  if (hex.size() % 2 != 0) return false;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = HexDigit(hex[i]);
+    const int lo = HexDigit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out += static_cast<char>(hi << 4 | lo);
+  }
+  return true;
+}
+
 // Appends `v` in decimal, left-padded with zeros to `width` digits (as printf's "%0*llu", without
 // parsing a format for each number: dates and times are written with it).
 inline void AppendPadded(std::string& out, uint64_t v, int width) {

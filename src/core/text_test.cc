@@ -23,5 +23,22 @@ TEST(AppendPadded, WritesWhatPrintfWritesWithZeroPadding) {
   }
 }
 
+TEST(AppendUnhex, AppendsTheBytesOrRefusesWhatIsNotHex) {
+  std::string out = "x";
+  EXPECT_TRUE(AppendUnhex("00ff0A7e", out));
+  EXPECT_EQ(out, std::string("x\x00\xff\x0a\x7e", 5));
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes += static_cast<char>(b);
+  std::string hex;
+  AppendHex(bytes, hex);
+  std::string back;
+  EXPECT_TRUE(AppendUnhex(hex, back));
+  EXPECT_EQ(back, bytes);
+  std::string refused;
+  EXPECT_FALSE(AppendUnhex("abc", refused));  // odd length
+  EXPECT_FALSE(AppendUnhex("0g", refused));
+  EXPECT_TRUE(AppendUnhex("", refused));
+}
+
 }  // namespace
 }  // namespace faucet

@@ -404,7 +404,8 @@ struct MysqlSession {
   mysql::ConnPtr conn;
   bool broken = false;
   bool in_transaction = false;
-  InfileFeed feed;  // the connection's infile handler reads it (a session never moves)
+  InfileFeed feed;              // the connection's infile handler reads it (a session never moves)
+  bool bulk_execution = false;  // the server runs COM_STMT_BULK_EXECUTE (MariaDB, not MySQL)
   PreparedStatements prepared;
 };
 using MysqlPool = sql::SessionPool<MysqlSession>;
@@ -471,6 +472,11 @@ Result<std::unique_ptr<MysqlSession>> OpenSession(const mysql::Endpoint& endpoin
     return Unavailable(Redact("mysql sink " + endpoint.url +
                               ": cannot set the session: " + mysql_error(session->conn.get())));
   }
+  unsigned long capabilities = 0;
+  session->bulk_execution =
+      mariadb_get_infov(session->conn.get(), MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES,
+                        &capabilities) == 0 &&
+      (capabilities & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0;
   return session;
 }
 
@@ -1072,17 +1078,7 @@ class MysqlSink : public sql::TableSink {
   // one type per column.
   Result<bool> InsertBulk(const WritePlan& plan, const std::vector<int>& columns,
                           const std::string& insert, const std::string& tail) {
-    const std::string what = "table " + target().display_name;
-    sql_ = insert + "(?";
-    for (size_t i = 1; i < columns.size(); ++i) sql_ += ", ?";
-    sql_ += ')' + tail;
-    unsigned long capabilities = 0;
-    if (mariadb_get_infov(conn(), MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES, &capabilities) !=
-            0 ||
-        (capabilities & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) == 0) {
-      return false;
-    }
-    ASSIGN_OR_RETURN(MYSQL_STMT * stmt, Prepared(sql_, what));
+    if (!session_->bulk_execution) return false;
     const size_t rows = batch_.size();
     const size_t values = rows * columns.size();
     binds_.assign(columns.size(), MYSQL_BIND{});
@@ -1102,12 +1098,9 @@ class MysqlSink : public sql::TableSink {
         if (v.kind == Value::Kind::kNull) continue;
         if (kind == Value::Kind::kNull) kind = v.kind;
         if (v.kind != kind) return false;
-        if (v.kind == Value::Kind::kHex) {  // its bytes, in converted_
+        if (v.kind == Value::Kind::kHex) {  // its bytes, in converted_ (ValueOf checked the digits)
           converted_at_.emplace_back(p, converted_.size());
-          for (size_t h = 0; h + 1 < v.text.size(); h += 2) {
-            converted_.push_back(
-                static_cast<char>(HexDigit(v.text[h]) * 16 + HexDigit(v.text[h + 1])));
-          }
+          AppendUnhex(v.text, converted_);
           lengths_[p] = v.text.size() / 2;
         } else if (v.text.data() == shifted_.data()) {  // a shifted timestamp, in converted_
           converted_at_.emplace_back(p, converted_.size());
@@ -1126,6 +1119,11 @@ class MysqlSink : public sql::TableSink {
     }
     // converted_ no longer grows: its values' addresses hold.
     for (const auto& [p, at] : converted_at_) pointers_[p] = converted_.data() + at;
+    const std::string what = "table " + target().display_name;
+    sql_ = insert + "(?";
+    for (size_t i = 1; i < columns.size(); ++i) sql_ += ", ?";
+    sql_ += ')' + tail;
+    ASSIGN_OR_RETURN(MYSQL_STMT * stmt, Prepared(sql_, what));
     unsigned int array_size = static_cast<unsigned int>(rows);
     if (mysql_stmt_attr_set(stmt, STMT_ATTR_ARRAY_SIZE, &array_size) != 0 ||
         mysql_stmt_bind_param(stmt, binds_.data()) != 0 || mysql_stmt_execute(stmt) != 0) {

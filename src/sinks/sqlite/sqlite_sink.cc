@@ -49,17 +49,6 @@ Binding BindingFor(const std::string& declared_type) {
   return Binding::kNumeric;
 }
 
-bool DecodeHex(std::string_view hex, std::string& out) {
-  if (hex.size() % 2 != 0) return false;
-  out.clear();
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    int hi = HexDigit(hex[i]), lo = HexDigit(hex[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out += static_cast<char>(hi << 4 | lo);
-  }
-  return true;
-}
-
 // SQLite result codes as statuses: constraint and type errors are the row's; a busy or
 // locked database may free up; a corrupt file is data loss.
 Status StatusFor(sqlite3* db, int rc, const std::string& what) {
@@ -546,8 +535,9 @@ class SqliteSink : public sql::TableSink {
         }
         break;
       case Binding::kBlob:
+        blob_.clear();
         if (text.size() >= 2 && text[0] == '\\' && text[1] == 'x' &&
-            DecodeHex(std::string_view(text).substr(2), blob_)) {
+            AppendUnhex(std::string_view(text).substr(2), blob_)) {
           sqlite3_bind_blob(stmt, param, blob_.data(), static_cast<int>(blob_.size()),
                             SQLITE_TRANSIENT);
           return;
