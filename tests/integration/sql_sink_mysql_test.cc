@@ -123,6 +123,42 @@ TEST(MysqlSink, PostgresTextFormsAreConvertedByColumnType) {
   }
 }
 
+// Integer columns, in bulk (a page per row) and in SQL text: the extremes of BIGINT and BIGINT
+// UNSIGNED, leading zeros, an exponent and booleans land as the literal would, and a value out
+// of the column's range is refused naming the row's key and the column.
+TEST(MysqlSink, IntegerColumnsTakeTheirWholeRange) {
+  MysqlBackend b;
+  RelationPtr rel = Relation({"id", "u", "small", "flag"});
+  const std::vector<Change> changes = {
+      Read(rel, {T("-9223372036854775808"), T("18446744073709551615"), T("007"), T("t")}),
+      Read(rel, {T("9223372036854775807"), T("5"), T("1.5e1"), T("f")}),
+      Read(rel, {T("0"), Null(), Null(), Null()})};
+  for (bool page_per_row : {true, false}) {
+    SCOPED_TRACE(page_per_row ? "a page per row" : "one page");
+    const std::string table = testing::UniqueName("ints");
+    b.Exec("CREATE TABLE " + table +
+           " (id BIGINT PRIMARY KEY, u BIGINT UNSIGNED, small SMALLINT, flag BOOLEAN)");
+    auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
+    ASSERT_NE(sink, nullptr);
+    if (page_per_row) {
+      for (const Change& c : changes) ASSERT_OK(sink->Write(PageOf({c})));
+    } else {
+      ASSERT_OK(sink->Write(PageOf(changes)));
+    }
+    EXPECT_EQ(b.Query("SELECT CONCAT_WS(' ', id, COALESCE(u, '-'), COALESCE(small, '-'),"
+                      " COALESCE(flag, '-')) FROM " +
+                      table + " ORDER BY id"),
+              (Rows{{"-9223372036854775808 18446744073709551615 7 1"},
+                    {"0 - - -"},
+                    {"9223372036854775807 5 15 0"}}));
+    const Status st = sink->Write(PageOf({Read(rel, {T("1"), T("1"), T("2"), T("t")}),
+                                          Read(rel, {T("2"), T("1"), T("70000"), T("t")})}));
+    ASSERT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("key (id)=(2)"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("small"), std::string::npos) << st.message();
+  }
+}
+
 // Upserts by bulk execution: 1001 keys take two batches (a batch holds 1000 rows), a later write
 // of a key in the page wins, and a batch ends early once its values reach about 4 MiB.
 TEST(MysqlSink, BulkUpsertsLandInOrderAndInBatchesOfBoundedSize) {
