@@ -35,8 +35,13 @@ class CdcUnwrap : public Transform {
         }) {}
 
   Status Apply(Page& page) override {
+    // An update with a before image (a key change, or REPLICA IDENTITY FULL) may become two
+    // rows: room for them up front, rather than moving the page's rows to a larger vector.
     std::vector<Change> out;
-    out.reserve(page.changes.size());
+    out.reserve(page.changes.size() +
+                static_cast<size_t>(std::count_if(
+                    page.changes.begin(), page.changes.end(),
+                    [](const Change& c) { return c.op == ChangeOp::kUpdate && c.before; })));
     for (Change& c : page.changes) {
       if (c.op == ChangeOp::kRead) {  // already a flat row (a snapshot or query source)
         out.push_back(std::move(c));
