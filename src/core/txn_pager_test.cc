@@ -83,5 +83,23 @@ TEST(TxnPager, AnEmptyCommitStillMovesTheBookmarkAfterItsLinger) {
   EXPECT_FALSE(pager.deadline());
 }
 
+TEST(TxnPager, FlushChangesSendsCompleteTransactionsWithAChangeOnly) {
+  TxnPager pager({.batch_size = 3, .page_bytes = 1 << 20, .linger = std::chrono::hours(1)});
+  pager.Commit(At(1), /*empty=*/true);
+  pager.FlushChanges();  // only an empty transaction: it keeps its linger
+  EXPECT_FALSE(pager.has_ready());
+  pager.AddChange(Row(2));
+  pager.Commit(At(2));
+  pager.AddChange(Row(3));  // the open transaction stays
+  pager.FlushChanges();
+  ASSERT_TRUE(pager.has_ready());
+  Page page = pager.PopReady();
+  EXPECT_EQ(page.changes.size(), 1u);
+  EXPECT_EQ(page.bookmark, At(2));
+  EXPECT_TRUE(pager.open());
+  pager.FlushChanges();  // nothing complete
+  EXPECT_FALSE(pager.has_ready());
+}
+
 }  // namespace
 }  // namespace faucet

@@ -211,6 +211,24 @@ TEST_F(PostgresCdcStreamingTest, SmallTransactionsShareAPage) {
   EXPECT_LT(pages_with_rows, 50u / 5) << "50 committed transactions, already waiting";
 }
 
+// A page waits its linger for more transactions only while the stream flows: once nothing has
+// arrived for a nap, its complete transactions leave (the last page of a burst is not held
+// back by a linger however long).
+TEST_F(PostgresCdcStreamingTest, APageLeavesOnceTheStreamIsQuietNotAtItsLinger) {
+  config_.linger = std::chrono::hours(1);
+  config_.idle_timeout = 60s;
+  PostgresCdcSource source(config_);
+  ASSERT_OK(source.Open(std::nullopt));
+  db_.Exec("INSERT INTO " + table_ + " VALUES (1, 'x')");
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Page> pages =
+      testing::ReadPages(source, [](auto& p) { return testing::CountChanges(p) >= 1; }, 20s);
+  EXPECT_EQ(testing::CountChanges(pages), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  ASSERT_FALSE(pages.empty());
+  EXPECT_TRUE(pages.back().bookmark.has_value());
+}
+
 TEST_F(PostgresCdcStreamingTest, MillionRowTransactionStreamsInBoundedMemory) {
   // The server's default logical_decoding_work_mem (64 MB): streaming starts once a
   // transaction outgrows it, as in production.

@@ -241,6 +241,9 @@ Status PostgresCdcSource::Receive(Clock::time_point until) {
       } else if (now - last_data_ < kBurstNap) {
         std::this_thread::sleep_for(std::min<Clock::duration>(kBurstNap, until - now));
       } else if (read_socket) {
+        // Quiet for a nap: complete transactions leave now rather than at their linger.
+        pager_.FlushChanges();
+        if (pager_.has_ready()) return done();
         auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
         pollfd fd{PQsocket(conn_.get()), POLLIN, 0};
         int ready = poll(&fd, 1, static_cast<int>(left.count()));
