@@ -221,8 +221,8 @@ TEST_F(PostgresCdcStreamingTest, APageLeavesOnceTheStreamIsQuietNotAtItsLinger) 
   ASSERT_OK(source.Open(std::nullopt));
   db_.Exec("INSERT INTO " + table_ + " VALUES (1, 'x')");
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Page> pages =
-      testing::ReadPages(source, [](auto& p) { return testing::CountChanges(p) >= 1; }, 20s);
+  std::vector<Page> pages = testing::ReadPages(
+      source, [](auto& p) { return testing::CountChanges(p) >= 1; }, 20s);
   EXPECT_EQ(testing::CountChanges(pages), 1u);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   ASSERT_FALSE(pages.empty());
