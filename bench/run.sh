@@ -1222,7 +1222,7 @@ report() {
         printf "\n"
         told = 1
       }
-      if (told) printf "\"At best\": the three CPU times over the cores, as if every core were busy throughout and nothing cost more for sharing them (SQLite works inside faucet: its CPU is in faucet'"'"'s). When it is above \"0.95 of the limit needs\", reaching 0.95 of the limit on this machine would need these processes to take less CPU than they took alone. \"From the run'"'"'s CPU\": the same with the walsender'"'"'s and the destination'"'"'s CPU over the faucet runs (sharing the cores, each took more than alone), or the walsender'"'"'s alone when larger (one process: it runs on one core at a time): above \"needs\", no scheduling of those runs could have reached 0.95.\n\n"
+      if (told) printf "\"At best\": the three CPU times over the cores, as if every core were busy throughout and nothing cost more for sharing them (SQLite works inside faucet: its CPU is in faucet'"'"'s). When it is above \"0.95 of the limit needs\", reaching 0.95 of the limit on this machine would need these processes to take less CPU than they took alone. \"From the run'"'"'s CPU\": the same with the walsender'"'"'s and the destination'"'"'s CPU over the faucet runs (sharing the cores, each took more than alone), or the walsender'"'"'s alone when larger (one process: it runs on one core at a time): above \"needs\", no scheduling of runs that took these medians could have reached 0.95.\n\n"
     }' "$RESULTS" "$SHARES"
   if ((${#MT_RSS_NOTES[@]})); then
     echo "### tables-rss: notes"

@@ -37,7 +37,9 @@ struct PostgresCdcConfig {
 
   // Tuning without a config key (tests lower them).
   size_t page_bytes = 16 << 20;           // byte budget of one page
-  std::chrono::milliseconds linger{50};   // how long a page waits for more transactions
+  // How long a page waits for more transactions while the stream flows (one with changes
+  // leaves once the stream has been quiet for a nap, kBurstNap).
+  std::chrono::milliseconds linger{50};
   size_t stream_memory_bytes = 16 << 20;  // streamed transactions kept in memory, in total
   std::string spill_dir;                  // where streamed transactions spill; "" = $TMPDIR
 };
