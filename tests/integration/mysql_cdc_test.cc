@@ -174,6 +174,20 @@ TEST_F(MysqlCdcTest, AResumeStartsJustAfterTheBookmark) {
   EXPECT_EQ(Text(changes[1].after, 0), "4");
 }
 
+// A page waits its linger for more transactions only while events keep coming: once none has
+// arrived for a moment, its complete transactions leave, however long the linger.
+TEST_F(MysqlCdcTest, APageLeavesOnceTheStreamIsQuietNotAtItsLinger) {
+  config_.linger = std::chrono::hours(1);
+  Exec("CREATE TABLE " + table_ + " (id INT PRIMARY KEY)");
+  auto source = Open();
+  ASSERT_TRUE(source);
+  Exec("INSERT INTO " + table_ + " VALUES (1)");
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Page> pages = Read(*source, 1);
+  EXPECT_EQ(faucet::testing::CountChanges(pages), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s * faucet::testing::TimeScale());
+}
+
 TEST_F(MysqlCdcTest, ATransactionLargerThanAPageGoesOutInChunksWithOneBookmark) {
   config_.batch_size = 100;
   Exec("CREATE TABLE " + table_ + " (id INT PRIMARY KEY, pad VARCHAR(100))");

@@ -15,6 +15,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A page with changes waits its linger for more transactions only while events keep coming:
+// once none has arrived for this long, its complete transactions leave.
+constexpr auto kQuiet = std::chrono::milliseconds(20);
+
 // The members of an ENUM or SET column from its COLUMN_TYPE: "enum('a','b''c')" -> a, b'c.
 std::vector<std::string> MembersOf(const std::string& column_type) {
   std::vector<std::string> out;
@@ -213,11 +217,11 @@ Result<SourceEvent> MysqlCdcSource::Next(std::chrono::milliseconds wait) {
     if (pager_.has_ready()) continue;
     if (now >= deadline) return SourceEvent{SourceEvent::Kind::kIdle, {}};
     Clock::time_point until = std::min(deadline, last_data_ + config_.idle_timeout);
-    if (std::optional<Clock::time_point> linger = pager_.deadline()) {
-      until = std::min(until, *linger);
-    }
+    const std::optional<Clock::time_point> linger = pager_.deadline();
+    if (linger) until = std::min({until, *linger, now + kQuiet});
     Result<std::string> batch = reader_->Next(until);
     if (!batch.ok()) return batch.status();
+    if (linger && batch->empty() && Clock::now() >= now + kQuiet) pager_.FlushChanges();
     const uint64_t changes = stream_->changes();
     Status handled =
         ForEachEvent(*batch, [&](std::string_view event) { return stream_->Handle(event); });

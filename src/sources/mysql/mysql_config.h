@@ -45,8 +45,10 @@ struct MysqlCdcConfig {
   size_t batch_size = 1000;  // rows per page target
 
   // Tuning without a config key (tests lower them).
-  size_t page_bytes = 16 << 20;          // byte budget of one page
-  std::chrono::milliseconds linger{50};  // how long a page waits for more transactions
+  size_t page_bytes = 16 << 20;  // byte budget of one page
+  // How long a page waits for more transactions while events keep coming (one with changes
+  // leaves once none has arrived for 20 ms).
+  std::chrono::milliseconds linger{50};
   // How long a page of transactions without a streamed change waits (TxnPager): the binlog
   // carries every table's transactions, the sink's own writes among them when it writes into
   // the source server.
