@@ -41,11 +41,12 @@ class TxnPager {
   void Tick(Clock::time_point now);
   // Moves the complete transactions of the page being built to the ready pages now.
   void Flush();
-  // Flush, if a complete transaction with a change waits (a page of only empty transactions
-  // keeps its linger): for a source whose stream has gone quiet, when nothing is arriving to
-  // join them.
+  // A complete transaction with a change waits (not only empty ones).
+  bool complete_changes() const { return pending_end_ && open_start_ > 0; }
+  // Flush, if complete_changes() (a page of only empty transactions keeps its linger): for a
+  // source whose stream has gone quiet, when nothing is arriving to join them.
   void FlushChanges() {
-    if (pending_end_ && open_start_ > 0) Flush();
+    if (complete_changes()) Flush();
   }
   // Drops the changes of the open transaction (a cycle that ends before its commit): the
   // next run reads it again from the last bookmark.

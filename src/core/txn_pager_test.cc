@@ -86,11 +86,14 @@ TEST(TxnPager, AnEmptyCommitStillMovesTheBookmarkAfterItsLinger) {
 TEST(TxnPager, FlushChangesSendsCompleteTransactionsWithAChangeOnly) {
   TxnPager pager({.batch_size = 3, .page_bytes = 1 << 20, .linger = std::chrono::hours(1)});
   pager.Commit(At(1), /*empty=*/true);
+  EXPECT_FALSE(pager.complete_changes());
   pager.FlushChanges();  // only an empty transaction: it keeps its linger
   EXPECT_FALSE(pager.has_ready());
   pager.AddChange(Row(2));
+  EXPECT_FALSE(pager.complete_changes());  // not committed yet
   pager.Commit(At(2));
   pager.AddChange(Row(3));  // the open transaction stays
+  EXPECT_TRUE(pager.complete_changes());
   pager.FlushChanges();
   ASSERT_TRUE(pager.has_ready());
   Page page = pager.PopReady();

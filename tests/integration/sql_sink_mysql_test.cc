@@ -75,6 +75,16 @@ class MysqlBackend : public Backend {
   MYSQL* conn_ = nullptr;
 };
 
+// Writes `changes` as a page per change (each batch one row: bulk execution, whatever kinds its
+// values are of) or as one page.
+void WriteChanges(Sink& sink, const std::vector<Change>& changes, bool page_per_row) {
+  if (page_per_row) {
+    for (const Change& c : changes) ASSERT_OK(sink.Write(PageOf({c})));
+  } else {
+    ASSERT_OK(sink.Write(PageOf(changes)));
+  }
+}
+
 // Every conversion holds on both ways rows travel: MariaDB's bulk execution of a prepared INSERT
 // (a page per row here) and SQL text (the two rows in one page, whose `bin` and `dbl` columns
 // mix kinds: hex and text, text and a number, which an array binding cannot carry).
@@ -99,11 +109,7 @@ TEST(MysqlSink, PostgresTextFormsAreConvertedByColumnType) {
            " j JSON, t TEXT, dbl DOUBLE, d DATE)");
     auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
     ASSERT_NE(sink, nullptr);
-    if (page_per_row) {
-      for (const Change& c : changes) ASSERT_OK(sink->Write(PageOf({c})));
-    } else {
-      ASSERT_OK(sink->Write(PageOf(changes)));
-    }
+    ASSERT_NO_FATAL_FAILURE(WriteChanges(*sink, changes, page_per_row));
     Rows rows = b.Query(
         "SELECT flag, bits + 0, ts, tstz, tm, HEX(bin), HEX(bl), num, j, t, dbl, d"
         " FROM " +
@@ -123,36 +129,36 @@ TEST(MysqlSink, PostgresTextFormsAreConvertedByColumnType) {
   }
 }
 
-// Integer columns, in bulk (a page per row) and in SQL text: the extremes of BIGINT and BIGINT
-// UNSIGNED, leading zeros, an exponent and booleans land as the literal would, and a value out
-// of the column's range is refused naming the row's key and the column.
+// Integer columns, in bulk (a page per row) and in SQL text (one page, whose `bin` column mixes
+// hex and text): the extremes of BIGINT and BIGINT UNSIGNED, leading zeros, an exponent and
+// booleans land as the literal would, and a value out of the column's range is refused naming
+// the row's key and the column.
 TEST(MysqlSink, IntegerColumnsTakeTheirWholeRange) {
   MysqlBackend b;
-  RelationPtr rel = Relation({"id", "u", "small", "flag"});
+  RelationPtr rel = Relation({"id", "u", "small", "flag", "bin"});
   const std::vector<Change> changes = {
-      Read(rel, {T("-9223372036854775808"), T("18446744073709551615"), T("007"), T("t")}),
-      Read(rel, {T("9223372036854775807"), T("5"), T("1.5e1"), T("f")}),
-      Read(rel, {T("0"), Null(), Null(), Null()})};
+      Read(rel,
+           {T("-9223372036854775808"), T("18446744073709551615"), T("007"), T("t"), T("\\x01")}),
+      Read(rel, {T("9223372036854775807"), T("5"), T("1.5e1"), T("f"), T("plain")}),
+      Read(rel, {T("0"), Null(), Null(), Null(), Null()})};
   for (bool page_per_row : {true, false}) {
-    SCOPED_TRACE(page_per_row ? "a page per row" : "one page");
+    SCOPED_TRACE(page_per_row ? "a page per row (bulk)" : "one page (text)");
     const std::string table = testing::UniqueName("ints");
     b.Exec("CREATE TABLE " + table +
-           " (id BIGINT PRIMARY KEY, u BIGINT UNSIGNED, small SMALLINT, flag BOOLEAN)");
+           " (id BIGINT PRIMARY KEY, u BIGINT UNSIGNED, small SMALLINT, flag BOOLEAN,"
+           " bin VARBINARY(10))");
     auto sink = OpenSink(b, table, ", column_mapping: auto_map, write_mode: upsert, key: [id]");
     ASSERT_NE(sink, nullptr);
-    if (page_per_row) {
-      for (const Change& c : changes) ASSERT_OK(sink->Write(PageOf({c})));
-    } else {
-      ASSERT_OK(sink->Write(PageOf(changes)));
-    }
+    ASSERT_NO_FATAL_FAILURE(WriteChanges(*sink, changes, page_per_row));
     EXPECT_EQ(b.Query("SELECT CONCAT_WS(' ', id, COALESCE(u, '-'), COALESCE(small, '-'),"
-                      " COALESCE(flag, '-')) FROM " +
+                      " COALESCE(flag, '-'), COALESCE(HEX(bin), '-')) FROM " +
                       table + " ORDER BY id"),
-              (Rows{{"-9223372036854775808 18446744073709551615 7 1"},
-                    {"0 - - -"},
-                    {"9223372036854775807 5 15 0"}}));
-    const Status st = sink->Write(PageOf({Read(rel, {T("1"), T("1"), T("2"), T("t")}),
-                                          Read(rel, {T("2"), T("1"), T("70000"), T("t")})}));
+              (Rows{{"-9223372036854775808 18446744073709551615 7 1 01"},
+                    {"0 - - - -"},
+                    {"9223372036854775807 5 15 0 706C61696E"}}));
+    const Status st =
+        sink->Write(PageOf({Read(rel, {T("1"), T("1"), T("2"), T("t"), Null()}),
+                            Read(rel, {T("2"), T("1"), T("70000"), T("t"), Null()})}));
     ASSERT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
     EXPECT_NE(st.message().find("key (id)=(2)"), std::string::npos) << st.message();
     EXPECT_NE(st.message().find("small"), std::string::npos) << st.message();

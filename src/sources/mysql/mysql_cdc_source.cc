@@ -217,11 +217,16 @@ Result<SourceEvent> MysqlCdcSource::Next(std::chrono::milliseconds wait) {
     if (pager_.has_ready()) continue;
     if (now >= deadline) return SourceEvent{SourceEvent::Kind::kIdle, {}};
     Clock::time_point until = std::min(deadline, last_data_ + config_.idle_timeout);
-    const std::optional<Clock::time_point> linger = pager_.deadline();
-    if (linger) until = std::min({until, *linger, now + kQuiet});
+    if (std::optional<Clock::time_point> linger = pager_.deadline()) {
+      until = std::min(until, *linger);
+    }
+    // Waking to see whether the stream went quiet only helps a page with changes: one of only
+    // empty transactions waits out its (long) linger in one wait.
+    const bool quiet_flush = pager_.complete_changes();
+    if (quiet_flush) until = std::min(until, now + kQuiet);
     Result<std::string> batch = reader_->Next(until);
     if (!batch.ok()) return batch.status();
-    if (linger && batch->empty() && Clock::now() >= now + kQuiet) pager_.FlushChanges();
+    if (quiet_flush && batch->empty() && Clock::now() >= now + kQuiet) pager_.FlushChanges();
     const uint64_t changes = stream_->changes();
     Status handled =
         ForEachEvent(*batch, [&](std::string_view event) { return stream_->Handle(event); });
