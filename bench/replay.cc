@@ -5,12 +5,16 @@
 // seconds that took. So it is the sink side of the same run alone: what a pipeline whose
 // decoding cost nothing would reach.
 //
-//   faucet_replay CONFIG.yaml
+//   faucet_replay [--wait] CONFIG.yaml
+//
+// With --wait, once the pages are read it prints "ready" and applies them when a line arrives
+// on stdin: the bench starts decoding alone (drain) at the same moment, both halves at once.
 //
 // Holds every page of the run in memory: for the bench's sizes, not for production.
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <string_view>
 #include <utility>
 
 #include "assembly/pipeline_builder.h"
@@ -44,11 +48,12 @@ int Fail(const Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: faucet_replay CONFIG.yaml\n");
+  const bool wait = argc == 3 && std::string_view(argv[1]) == "--wait";
+  if (argc != 2 && !wait) {
+    fprintf(stderr, "usage: faucet_replay [--wait] CONFIG.yaml\n");
     return 2;
   }
-  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(argv[1]);
+  Result<assembly::BuiltPipeline> built = assembly::BuildPipeline(argv[argc - 1]);
   if (!built.ok()) return Fail(built.status());
   Result<std::unique_ptr<StateStore>> state = assembly::OpenState(*built);
   if (!state.ok()) return Fail(state.status());
@@ -71,6 +76,12 @@ int main(int argc, char** argv) {
   }
   built->parts.source.reset();
   const double read_s = std::chrono::duration<double>(Clock::now() - read_start).count();
+  if (wait) {
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    if (fgets(line, sizeof line, stdin) == nullptr) return Fail(Internal("no go on stdin"));
+  }
 
   const size_t n_pages = pages.size();
   ReplaySource replay(std::move(pages));

@@ -59,7 +59,9 @@
 #             changes) streamed by postgres-cdc -> cdc_unwrap -> upsert sink, into postgres,
 #             sqlite and mariadb, beside its two halves alone: decoding (drain, as in cdc) and
 #             applying (bench/replay.cc: the same pipeline's pages read into memory first, then
-#             applied by the real pipeline, timed alone). Time to the last row: the source's
+#             applied by the real pipeline, timed alone), and both halves at once with nothing
+#             between them (the replay released as drain starts; until both have ended: the
+#             most any pipeline could reach on this machine). Time to the last row: the source's
 #             last transaction inserts a sentinel row; a watcher polls the destination for it
 #             every 10 ms. Each destination is checked against the source after every run.
 #             Also reported: the walsender's CPU over each faucet run (to the sentinel) and over
@@ -861,7 +863,47 @@ $2" >"$WORK/apply.yaml"
       "$(awk -v a="${seen[3]}" -v b="$dest_s" 'BEGIN { printf "%.2f", a - b }')"
   }
 
-  # apply_case DEST: the replay (applying alone), then each build's faucet run, checked.
+  # at_once DEST: both halves at once with nothing between them: the replay, its pages read
+  # first (untimed), released as drain starts; the time until both have ended. What a pipeline
+  # costing nothing would reach on this machine: the slower half alone at best, slower when the
+  # halves share the cores. Its RSS and CPU columns are drain's (client and server); the
+  # walsender's, the cores' and the destination's CPU over it go to SHARES.
+  at_once() {
+    local dest=$1 ready s busy server dest_cpu drained applied
+    "empty_$dest"
+    sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
+    coproc REPLAYER { "$REPLAY" --wait "$WORK/apply.yaml" 2>"$WORK/faucet.log"; }
+    # (Bash forgets a coproc's descriptors and pid once it has ended: copies.)
+    local out in pid=$REPLAYER_PID
+    exec {out}<&"${REPLAYER[0]}" {in}>&"${REPLAYER[1]}"
+    read -r ready <&"$out" || { cat "$WORK/faucet.log" >&2; exit 1; }
+    # (Its walsender exits soon after the replay let go of its connection.)
+    until [[ $(sqlv "$SRC" -c "SELECT active FROM pg_replication_slots WHERE slot_name = 'f_mix'") == f ]]; do sleep 0.05; done
+    sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
+    sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'drain')" >/dev/null
+    server=$(server_cpu_s)
+    dest_cpu=$(dest_cpu_s "$dest")
+    busy=$(busy_s)
+    s=$(now)
+    echo go >&"$in"
+    /usr/bin/time -v -o "$WORK/time" "$DRAIN" "$SRC" drain pub_mix "$ROWS" nap >/dev/null
+    drained=$(sub "$(now)" "$s")
+    applied=$(awk '/^apply_seconds/ { print $2 }' <&"$out")
+    exec {out}<&- {in}>&-
+    wait "$pid" || { cat "$WORK/faucet.log" >&2; exit 1; }
+    busy=$(sub "$(busy_s)" "$busy")
+    [[ -n $applied ]] || { log "at once: the replay printed no apply_seconds"; exit 1; }
+    "check_$dest" || { log "at once: the $dest destination differs from the source"; exit 1; }
+    local took
+    took=$(awk -v a="$drained" -v b="$applied" 'BEGIN { printf "%.3f", (a + 0 > b + 0 ? a : b) }')
+    server=$(server_cpu_since "$server")
+    record "$scenario" "drain and replay at once" "$i" "$ROWS" "$took" "$WORK/time" "$server"
+    share "$scenario" "drain and replay at once" "$i" "$server" "$busy" "$took" "$(dest_cpu_since "$dest" "$dest_cpu")"
+    sqlv "$SRC" -c "SELECT pg_drop_replication_slot('drain')" >/dev/null
+  }
+
+  # apply_case DEST: the replay (applying alone), both halves at once, then each build's faucet
+  # run, checked.
   apply_case() {
     local dest=$1 sink scenario=apply-$1
     eval "sink=\$sink_$dest"
@@ -878,6 +920,7 @@ $2" >"$WORK/apply.yaml"
     record "$scenario" "replay (applying alone)" "$i" "$ROWS" "$(awk '/^apply_seconds/ { print $2 }' "$WORK/replay.out")" "$WORK/time"
     share "$scenario" "replay (applying alone)" "$i" - - - "$dest_cpu"
     sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
+    at_once "$dest"
 
     for v in "${!BINS[@]}"; do
       bin=${BINS[$v]} label=${LABELS[$v]}
@@ -1212,17 +1255,18 @@ report() {
         w = median(ws[s, "drain"]); d = median(dc[s, "replay (applying alone)"])
         limit = median(secs[s, "drain"]); r = median(secs[s, "replay (applying alone)"]); if (r > limit) limit = r
         printf "### %s: the CPU a live run must fit in (medians)\n\n", s
-        printf "| tool | walsender, decoding alone (drain) s | destination, applying alone (replay) s | faucet s | at best on %d cores s | walsender, destination in the run s | at best from the run'"'"'s CPU s | 0.95 of the limit needs s | took s |\n|---|---|---|---|---|---|---|---|---|\n", cores
+        printf "| tool | walsender, decoding alone (drain) s | destination, applying alone (replay) s | faucet s | at best on %d cores s | walsender, destination in the run s | at best from the run'"'"'s CPU s | both halves at once s | 0.95 of the limit needs s | took s |\n|---|---|---|---|---|---|---|---|---|---|\n", cores
         m = split(faucets[s], f, SUBSEP)
         for (x = 1; x <= m; x++) {
           c = median(cpu[s, f[x]]); rw = median(ws[s, f[x]]); rd = median(dc[s, f[x]])
           rb = (rw + rd + c) / cores; if (rw > rb) rb = rw
-          printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f | %.2f | %.2f | %.3f |\n", f[x], w, d, c, (w + d + c) / cores, rw, rd, rb, limit / 0.95, median(secs[s, f[x]])
+          both = (s, "drain and replay at once") in secs ? sprintf("%.3f", median(secs[s, "drain and replay at once"])) : "-"
+          printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f | %.2f | %s | %.2f | %.3f |\n", f[x], w, d, c, (w + d + c) / cores, rw, rd, rb, both, limit / 0.95, median(secs[s, f[x]])
         }
         printf "\n"
         told = 1
       }
-      if (told) printf "\"At best\": the three CPU times over the cores, as if every core were busy throughout and nothing cost more for sharing them (SQLite works inside faucet: its CPU is in faucet'"'"'s). When it is above \"0.95 of the limit needs\", reaching 0.95 of the limit on this machine would need these processes to take less CPU than they took alone. \"From the run'"'"'s CPU\": the same with the walsender'"'"'s and the destination'"'"'s CPU over the faucet runs (sharing the cores, each took more than alone), or the walsender'"'"'s alone when larger (one process: it runs on one core at a time): above \"needs\", no scheduling of runs that took these medians could have reached 0.95.\n\n"
+      if (told) printf "\"At best\": the three CPU times over the cores, as if every core were busy throughout and nothing cost more for sharing them (SQLite works inside faucet: its CPU is in faucet'"'"'s). When it is above \"0.95 of the limit needs\", reaching 0.95 of the limit on this machine would need these processes to take less CPU than they took alone. \"From the run'"'"'s CPU\": the same with the walsender'"'"'s and the destination'"'"'s CPU over the faucet runs (sharing the cores, each took more than alone), or the walsender'"'"'s alone when larger (one process: it runs on one core at a time): above \"needs\", no scheduling of runs that took these medians could have reached 0.95. \"Both halves at once\": drain and the replay started together, nothing between them (the time until both ended): above \"needs\", not even a pipeline that cost nothing would have reached 0.95 on this machine.\n\n"
     }' "$RESULTS" "$SHARES"
   if ((${#MT_RSS_NOTES[@]})); then
     echo "### tables-rss: notes"
