@@ -49,7 +49,7 @@ int Fail(const Status& status) {
 
 int main(int argc, char** argv) {
   const bool wait = argc == 3 && std::string_view(argv[1]) == "--wait";
-  if (argc != 2 && !wait) {
+  if ((argc != 2 && !wait) || std::string_view(argv[argc - 1]).starts_with("--")) {
     fprintf(stderr, "usage: faucet_replay [--wait] CONFIG.yaml\n");
     return 2;
   }
