@@ -61,9 +61,10 @@
 #             applying (bench/replay.cc: the same pipeline's pages read into memory first, then
 #             applied by the real pipeline, timed alone), and both halves at once with nothing
 #             between them (the replay released as drain starts; until both have ended: a
-#             reference for how the halves crowd each other on this machine, not a bound). Time to the last row: the source's
-#             last transaction inserts a sentinel row; a watcher polls the destination for it
-#             every 10 ms. Each destination is checked against the source after every run.
+#             reference for how the halves crowd each other on this machine, not a bound).
+#             Time to the last row: the source's last transaction inserts a sentinel row; a
+#             watcher polls the destination for it every 10 ms. Each destination is checked
+#             against the source after every run.
 #             Also reported: the walsender's CPU over each faucet run (to the sentinel) and over
 #             each drain run (there the server's, as in its CPU column: nearly all the
 #             walsender's), how many of the machine's cores were busy meanwhile, and the
@@ -210,13 +211,32 @@ children_cpu_s() {
     proc_cpu_s "$c"
   done | awk '{ s += $1 } END { printf "%.2f", s }'
 }
+# walsenders_gone: waits (at most 10 s) until the walsenders of clients that have let go of the
+# source are gone (one leaves pg_stat_replication as it exits), and a moment more for the
+# postmaster to reap them, adding their CPU to its own.
+walsenders_gone() {
+  local w
+  for ((w = 0; w < 200; w++)); do
+    [[ $(sqlv "$SRC" -c "SELECT count(*) FROM pg_stat_replication") == 0 ]] && { sleep 0.05; return 0; }
+    sleep 0.05
+  done
+  log "a walsender of the source did not exit"
+  return 1
+}
 # server_cpu_since BEFORE: the server's CPU seconds since server_cpu_s said BEFORE, once the
-# walsender of a client that has exited is gone (it leaves pg_stat_replication as it exits; the
-# postmaster then reaps it, adding its CPU to its own).
+# walsender of a client that has exited is gone.
 server_cpu_since() {
-  until [[ $(sqlv "$SRC" -c "SELECT count(*) FROM pg_stat_replication") == 0 ]]; do sleep 0.05; done
-  sleep 0.05
+  walsenders_gone || exit 1
   awk -v a="$1" -v b="$(server_cpu_s)" 'BEGIN { printf "%.2f", b - a }'
+}
+# anon_fifo VAR: opens a FIFO read-write (so no open blocks) into a new descriptor, whose number
+# goes into VAR, and removes its name: a pipe only this shell and its children hold.
+anon_fifo() {
+  local fifo=$WORK/fifo.$BASHPID fd
+  mkfifo "$fifo"
+  exec {fd}<>"$fifo"
+  rm -f "$fifo"
+  printf -v "$1" %s "$fd"
 }
 # CPU seconds the live walsenders have used so far (a faucet run's, read before it exits).
 walsender_cpu_s() { children_cpu_s '*walsender*'; }
@@ -812,10 +832,8 @@ $2" >"$WORK/apply.yaml"
   # machine; this one takes about 2.5% of a core. The nap is a read with a timeout on a FIFO
   # nobody writes: no process per poll either.
   poll_until_one() {
-    local nap got fifo=$WORK/nap.$BASHPID
-    mkfifo "$fifo"
-    exec {nap}<>"$fifo"
-    rm -f "$fifo"
+    local nap got
+    anon_fifo nap
     coproc CLIENT { "$@" 2>/dev/null; }
     while :; do
       echo "SELECT count(*) FROM mix WHERE id = -1;" >&"${CLIENT[1]}"
@@ -863,33 +881,30 @@ $2" >"$WORK/apply.yaml"
       "$(awk -v a="${seen[3]}" -v b="$dest_s" 'BEGIN { printf "%.2f", a - b }')"
   }
 
+  # fresh_run DEST: the destination emptied, a copy of the template slot, the pipeline's config.
+  fresh_run() {
+    "empty_$1"
+    sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
+    apply_yaml "apply_$1" "$sink"
+  }
+
   # at_once DEST: both halves at once with nothing between them: the replay, its pages read
   # first (untimed), released as drain starts; the time until both have ended. A reference for
   # the live run, not a bound: each half runs flat out, so the two may crowd each other more
   # than a pipeline whose halves pace each other. Its RSS and CPU columns are drain's (client
   # and server); the walsender's, the cores' and the destination's CPU over it go to SHARES.
   at_once() {
-    local dest=$1 fifo=$WORK/go.$BASHPID go pid w s busy server dest_cpu took
-    "empty_$dest"
-    apply_yaml "apply_$dest" "$sink"
-    sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
-    # The go line travels through a FIFO opened read-write here (so no open blocks).
-    mkfifo "$fifo"
-    exec {go}<>"$fifo"
-    rm -f "$fifo"
+    local dest=$1 go pid s busy server dest_cpu took
+    fresh_run "$dest"
+    anon_fifo go # the go line's way
     "$REPLAY" --wait "$WORK/apply.yaml" <&"$go" >"$WORK/replay.out" 2>"$WORK/faucet.log" &
     pid=$!
     until grep -qx ready "$WORK/replay.out"; do
       kill -0 "$pid" 2>/dev/null || { cat "$WORK/faucet.log" >&2; exit 1; }
       sleep 0.05
     done
-    # The replay has let go of its connection; its walsender exits (and is reaped) soon after.
-    for ((w = 0; w < 200; w++)); do
-      [[ $(sqlv "$SRC" -c "SELECT count(*) FROM pg_stat_replication") == 0 ]] && break
-      sleep 0.05
-    done
-    ((w < 200)) || { log "at once: the replay's walsender did not exit"; kill "$pid"; exit 1; }
-    sleep 0.05
+    # The replay has let go of its connection; its walsender exits soon after.
+    walsenders_gone || { kill "$pid"; exit 1; }
     sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
     sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'drain')" >/dev/null
     server=$(server_cpu_s)
@@ -915,9 +930,7 @@ $2" >"$WORK/apply.yaml"
   apply_case() {
     local dest=$1 sink scenario=apply-$1
     eval "sink=\$sink_$dest"
-    "empty_$dest"
-    sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
-    apply_yaml "apply_$dest" "$sink"
+    fresh_run "$dest"
     local dest_cpu
     dest_cpu=$(dest_cpu_s "$dest")
     /usr/bin/time -v -o "$WORK/time" "$REPLAY" "$WORK/apply.yaml" >"$WORK/replay.out" 2>"$WORK/faucet.log" ||
@@ -932,9 +945,7 @@ $2" >"$WORK/apply.yaml"
 
     for v in "${!BINS[@]}"; do
       bin=${BINS[$v]} label=${LABELS[$v]}
-      "empty_$dest"
-      sqlv "$SRC" -c "SELECT pg_copy_logical_replication_slot('tmpl_mix', 'f_mix')" >/dev/null
-      apply_yaml "apply_$dest" "$sink"
+      fresh_run "$dest"
       timed_apply "$scenario" "$dest" "$WORK/apply.yaml"
       sqlv "$SRC" -c "SELECT pg_drop_replication_slot('f_mix')" >/dev/null
       if [[ $dest == postgres && -n $KAFKA_APPLY ]]; then
@@ -1264,11 +1275,11 @@ report() {
         limit = median(secs[s, "drain"]); r = median(secs[s, "replay (applying alone)"]); if (r > limit) limit = r
         printf "### %s: the CPU a live run must fit in (medians)\n\n", s
         printf "| tool | walsender, decoding alone (drain) s | destination, applying alone (replay) s | faucet s | at best on %d cores s | walsender, destination in the run s | at best from the run'"'"'s CPU s | both halves at once s | 0.95 of the limit needs s | took s |\n|---|---|---|---|---|---|---|---|---|---|\n", cores
+        both = (s, "drain and replay at once") in secs ? sprintf("%.3f", median(secs[s, "drain and replay at once"])) : "-"
         m = split(faucets[s], f, SUBSEP)
         for (x = 1; x <= m; x++) {
           c = median(cpu[s, f[x]]); rw = median(ws[s, f[x]]); rd = median(dc[s, f[x]])
           rb = (rw + rd + c) / cores; if (rw > rb) rb = rw
-          both = (s, "drain and replay at once") in secs ? sprintf("%.3f", median(secs[s, "drain and replay at once"])) : "-"
           printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f | %.2f | %s | %.2f | %.3f |\n", f[x], w, d, c, (w + d + c) / cores, rw, rd, rb, both, limit / 0.95, median(secs[s, f[x]])
         }
         printf "\n"
