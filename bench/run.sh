@@ -174,6 +174,10 @@ mysqlv() { mysqlq -N -B "$@"; }
 export -f mysqlq # for the copy scenario's pipe, which runs in its own bash
 export FAUCET_TEST_MYSQL_PORT
 psqlq "$DST_SERVER" -c "CREATE DATABASE bench_dst"
+# No autovacuum on the destination server: it would vacuum a table that one run loaded while a
+# later run (of the pipe, the replay or faucet, whichever came next) is timed; one worker took
+# 110 s of a 10,000,000-row copy round. Every run empties its table first, so nothing piles up.
+psqlq "$DST_SERVER" -c "ALTER SYSTEM SET autovacuum = off" -c "SELECT pg_reload_conf()" >/dev/null
 
 RESULTS=$WORK/results.tsv # scenario, tool, run, rows, seconds, rss_kb, cpu_s
 # record SCENARIO TOOL RUN ROWS SECONDS TIMEFILE [EXTRA_CPU_S]: the first tool recorded for a
@@ -275,6 +279,9 @@ share() {
     "$(if (($# > 4)) && [[ $5 != - ]]; then awk -v b="$5" -v s="$6" 'BEGIN { printf "%.2f", b / s }'; else echo -; fi)" "${7:--}" >>"$SHARES"
 }
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+# steal_s: CPU seconds the hypervisor has given other guests while this one wanted them, so far.
+steal_s() { awk -v hz="$PG_CLK_TCK" '$1 == "cpu" { printf "%.1f", $9 / hz }' /proc/stat; }
+STEAL_START=$(steal_s)
 
 ROW_SQL="'name-' || g, g * 0.01, g % 1000, timestamptz '2024-01-01' + g * interval '1 second', g % 2 = 0"
 TABLE_COLS="name text, amount numeric(12,2), qty int, created_at timestamptz, flag boolean"
@@ -773,7 +780,7 @@ bench_apply() {
   # its updates carry it as unchanged-TOAST. 600*batches+1 inserts, 300*batches updates (10 of
   # each batch key changes), 100*batches-1 deletes: ROWS changes.
   psqlq "$SRC" <<SQL
-CREATE TABLE mix (id bigint PRIMARY KEY, $MIX_COLS);
+CREATE TABLE mix (id bigint PRIMARY KEY, $MIX_COLS) WITH (autovacuum_enabled = off);
 ALTER TABLE mix ALTER COLUMN doc SET STORAGE EXTERNAL;
 CREATE PUBLICATION pub_mix FOR TABLE mix;
 SELECT pg_create_logical_replication_slot('tmpl_mix', 'pgoutput') \gset
@@ -1188,7 +1195,8 @@ AWK_MEDIAN='
     }'
 report() {
   echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); nproc $(nproc); CPU $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo);" \
-    "$(sqlv "$SRC" -c "SELECT split_part(version(), ' on ', 1)"); load average (1/5/15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$(sqlv "$SRC" -c "SELECT split_part(version(), ' on ', 1)"); load average (1/5/15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg);" \
+    "CPU time stolen by the hypervisor during the bench: $(sub "$(steal_s)" "$STEAL_START") s"
   echo "Command: bash bench/run.sh $BUILD ${SCENARIOS[*]} (BENCH_RUNS=$RUNS BENCH_ROWS=$ROWS BENCH_TXNS=$TXNS)"
   echo
   # Per scenario and tool: the runs (seconds), medians of seconds, rows/s, peak RSS and CPU; then

@@ -584,8 +584,6 @@ class MysqlSink : public sql::TableSink {
 
   std::string TypeFor(const Column& source) const override { return MysqlType(source); }
 
-  // MODIFY restates the whole column: its NULL-ness is kept; a default or comment on a widened
-  // column is not.
   // MODIFY restates the whole column: its NULL-ness, character set and collation are kept; a
   // column with a default, AUTO_INCREMENT or ON UPDATE is refused (MODIFY would drop them).
   // ADD COLUMN racing another writer of the table (a snapshot's shards) is fine: the column is
