@@ -175,8 +175,8 @@ export -f mysqlq # for the copy scenario's pipe, which runs in its own bash
 export FAUCET_TEST_MYSQL_PORT
 psqlq "$DST_SERVER" -c "CREATE DATABASE bench_dst"
 # No autovacuum on the destination server: it would vacuum a table that one run loaded while a
-# later run (of the pipe, the replay or faucet, whichever came next) is timed; one worker took
-# 110 s of a 10,000,000-row copy round. Every run empties its table first, so nothing piles up.
+# later run (of the pipe, the replay or faucet, whichever came next) is timed: workers ran 56 s and
+# 55 s in a 2-run 10,000,000-row copy round. Every run empties its table first, so nothing piles up.
 psqlq "$DST_SERVER" -c "ALTER SYSTEM SET autovacuum = off" -c "SELECT pg_reload_conf()" >/dev/null
 
 RESULTS=$WORK/results.tsv # scenario, tool, run, rows, seconds, rss_kb, cpu_s

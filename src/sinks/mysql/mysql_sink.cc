@@ -586,6 +586,7 @@ class MysqlSink : public sql::TableSink {
 
   // MODIFY restates the whole column: its NULL-ness, character set and collation are kept; a
   // column with a default, AUTO_INCREMENT or ON UPDATE is refused (MODIFY would drop them).
+  // A column comment is not kept.
   // ADD COLUMN racing another writer of the table (a snapshot's shards) is fine: the column is
   // there either way.
   Status AlterTarget(const std::vector<sql::SchemaChange>& changes) override {
