@@ -279,9 +279,10 @@ share() {
     "$(if (($# > 4)) && [[ $5 != - ]]; then awk -v b="$5" -v s="$6" 'BEGIN { printf "%.2f", b / s }'; else echo -; fi)" "${7:--}" >>"$SHARES"
 }
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-# steal_s: CPU seconds the hypervisor has given other guests while this one wanted them, so far.
-steal_s() { awk -v hz="$PG_CLK_TCK" '$1 == "cpu" { printf "%.1f", $9 / hz }' /proc/stat; }
-STEAL_START=$(steal_s)
+# steal_ticks: CPU time the hypervisor has given other guests while this one wanted it, so far,
+# in clock ticks (PG_CLK_TCK a second).
+steal_ticks() { awk '$1 == "cpu" { print $9 }' /proc/stat; }
+STEAL_START=$(steal_ticks)
 
 ROW_SQL="'name-' || g, g * 0.01, g % 1000, timestamptz '2024-01-01' + g * interval '1 second', g % 2 = 0"
 TABLE_COLS="name text, amount numeric(12,2), qty int, created_at timestamptz, flag boolean"
@@ -1196,7 +1197,7 @@ AWK_MEDIAN='
 report() {
   echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); nproc $(nproc); CPU $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo);" \
     "$(sqlv "$SRC" -c "SELECT split_part(version(), ' on ', 1)"); load average (1/5/15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg);" \
-    "CPU time stolen by the hypervisor during the bench: $(sub "$(steal_s)" "$STEAL_START") s"
+    "CPU time stolen by the hypervisor during the bench: $(awk -v a="$STEAL_START" -v b="$(steal_ticks)" -v hz="$PG_CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }') s"
   echo "Command: bash bench/run.sh $BUILD ${SCENARIOS[*]} (BENCH_RUNS=$RUNS BENCH_ROWS=$ROWS BENCH_TXNS=$TXNS)"
   echo
   # Per scenario and tool: the runs (seconds), medians of seconds, rows/s, peak RSS and CPU; then
